@@ -91,3 +91,23 @@ def bitboard_of(squares: Iterable[int]) -> int:
 def shift(bits: int, step: int) -> int:
     """Move every bit of ``bits`` one diagonal step (a signed shift from ``DIRECTIONS``)."""
     return bits << step if step > 0 else bits >> -step
+
+
+def to_square_mask(bitboard: int) -> int:
+    """A bitboard as a 32-bit mask with bit ``s - 1`` for square ``s`` (the wire format)."""
+    return (
+        (bitboard & 0xFF)
+        | ((bitboard >> 1) & 0xFF00)
+        | ((bitboard >> 2) & 0xFF0000)
+        | ((bitboard >> 3) & 0xFF000000)
+    )
+
+
+def from_square_mask(mask: int) -> int:
+    """The bitboard of a 32-bit square mask (bit ``s - 1`` for square ``s``)."""
+    return (
+        (mask & 0xFF)
+        | ((mask & 0xFF00) << 1)
+        | ((mask & 0xFF0000) << 2)
+        | ((mask & 0xFF000000) << 3)
+    )
