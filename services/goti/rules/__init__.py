@@ -17,9 +17,21 @@ from goti.rules.errors import (
     IllegalReason,
     InvalidFenError,
     InvalidMoveError,
+    InvalidPdnError,
     Refusal,
 )
+from goti.rules.game import (
+    Game,
+    GameState,
+    GameWarning,
+    InvalidGameStateError,
+    MoveRecord,
+    Outcome,
+    Termination,
+)
 from goti.rules.moves import Move
+from goti.rules.pdn import PdnGame, read_pdn, write_pdn
+from goti.rules.perft import perft
 from goti.rules.position import LegalMoves, Piece, Position
 from goti.rules.squares import Square, parse_square, square_name
 from goti.rules.variants import ENGLISH, RUSSIAN, VARIANTS, Variant, find_variant
@@ -31,18 +43,30 @@ __all__ = [
     "ActionRefusedError",
     "AmbiguousMoveError",
     "Color",
+    "Game",
+    "GameState",
+    "GameWarning",
     "IllegalMoveError",
     "IllegalReason",
     "InvalidFenError",
+    "InvalidGameStateError",
     "InvalidMoveError",
+    "InvalidPdnError",
     "LegalMoves",
     "Move",
+    "MoveRecord",
+    "Outcome",
+    "PdnGame",
     "Piece",
     "Position",
     "Refusal",
     "Square",
+    "Termination",
     "Variant",
     "find_variant",
     "parse_square",
+    "perft",
+    "read_pdn",
     "square_name",
+    "write_pdn",
 ]

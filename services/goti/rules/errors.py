@@ -14,6 +14,10 @@ class InvalidFenError(ValueError):
         self.token = token
 
 
+class InvalidPdnError(ValueError):
+    """PDN text that cannot be read as games (bad movetext, an illegal move, a bad FEN tag)."""
+
+
 class InvalidMoveError(ValueError):
     """Move text or a path that is not a move at all (syntax, unknown square)."""
 

@@ -52,9 +52,7 @@ def parse_fen(text: str) -> Board:
     side_text, *lists = fields
     turn_by_letter = {"W": Color.WHITE, "B": Color.BLACK}
     if side_text.upper() not in turn_by_letter:
-        raise InvalidFenError(
-            f"FEN side to move {side_text!r} must be W or B", token=side_text
-        )
+        raise InvalidFenError(f"FEN side to move {side_text!r} must be W or B", token=side_text)
     turn = turn_by_letter[side_text.upper()]
     men: dict[Color, int] = {Color.WHITE: 0, Color.BLACK: 0}
     kings = 0
@@ -62,9 +60,7 @@ def parse_fen(text: str) -> Board:
     placed: dict[int, str] = {}
     for field in lists:
         if not field or field[0].upper() not in turn_by_letter:
-            raise InvalidFenError(
-                f"FEN piece list {field!r} must start with W or B", token=field
-            )
+            raise InvalidFenError(f"FEN piece list {field!r} must start with W or B", token=field)
         color = turn_by_letter[field[0].upper()]
         if color in seen_colors:
             raise InvalidFenError(f"FEN lists {color.value} twice", token=field)
@@ -80,7 +76,8 @@ def parse_fen(text: str) -> Board:
             for square in _expand(body, token):
                 if square in placed:
                     raise InvalidFenError(
-                        f"square {square} is listed twice in the FEN ({placed[square]} and {token})",
+                        f"square {square} is listed twice in the FEN "
+                        f"({placed[square]} and {token})",
                         token=token,
                     )
                 placed[square] = token

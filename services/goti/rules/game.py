@@ -452,7 +452,8 @@ class Game:
         self._check_can_act(by)
         if self._state.draw_offer is not by.opponent:
             raise ActionRefusedError(
-                f"{by.opponent.value} has no open draw offer to answer", reason=Refusal.NO_DRAW_OFFER
+                f"{by.opponent.value} has no open draw offer to answer",
+                reason=Refusal.NO_DRAW_OFFER,
             )
 
     def _mover_at(self, ply: int) -> Color:
@@ -492,11 +493,10 @@ class Game:
         rebuilt = []
         for state in replay._history:
             offers = tuple(
-                ply if ply is not None and ply < state.ply else None for ply in current.last_offer_ply
+                ply if ply is not None and ply < state.ply else None
+                for ply in current.last_offer_ply
             )
-            rebuilt.append(
-                replace(state, last_offer_ply=(offers[0], offers[1]), draw_offer=None)
-            )
+            rebuilt.append(replace(state, last_offer_ply=(offers[0], offers[1]), draw_offer=None))
         self._history = rebuilt
         self._played = list(replay._played)
 
@@ -506,7 +506,9 @@ def _check_state(state: GameState) -> None:
     position, start = state.position, state.start
     for name, board in (("start", start), ("position", position)):
         if board.variant != state.variant:
-            raise InvalidGameStateError(f"{name} is not a {state.variant.name} position", field=name)
+            raise InvalidGameStateError(
+                f"{name} is not a {state.variant.name} position", field=name
+            )
         if not board.is_valid():
             raise InvalidGameStateError(
                 f"{name} is not a possible position (overlapping pieces, more than 12 a side, "
@@ -548,7 +550,9 @@ def _check_state(state: GameState) -> None:
             )
     for offer_ply in state.last_offer_ply:
         if offer_ply is not None and not 0 <= offer_ply <= state.ply:
-            raise InvalidGameStateError("a draw offer is dated after the last ply", field="last_offer_ply")
+            raise InvalidGameStateError(
+                "a draw offer is dated after the last ply", field="last_offer_ply"
+            )
     if state.draw_offer is not None:
         index = 0 if state.draw_offer is Color.WHITE else 1
         offered_at = state.last_offer_ply[index]
@@ -559,7 +563,8 @@ def _check_state(state: GameState) -> None:
             )
         if (offered_at == state.ply) != (position.turn is state.draw_offer):
             raise InvalidGameStateError(
-                "an open draw offer must be the offerer's before it moves or the opponent's to answer",
+                "an open draw offer belongs to the offerer before it moves, "
+                "or to the opponent to answer",
                 field="draw_offer",
             )
     if state.outcome is not None and state.draw_offer is not None:

@@ -125,11 +125,17 @@ def captures(
         empty = BOARD & ~(occupied ^ origin)
         if origin & kings:
             if flying_kings:
-                _flying_jumps(origin, origin, DIRECTIONS, theirs, empty, 0, (origin,), (), out, False)
+                _flying_jumps(
+                    origin, origin, DIRECTIONS, theirs, empty, 0, (origin,), (), out, False
+                )
             else:
-                _short_jumps(origin, origin, DIRECTIONS, theirs, empty, 0, (origin,), (), out, 0, True)
+                _short_jumps(
+                    origin, origin, DIRECTIONS, theirs, empty, 0, (origin,), (), out, 0, True
+                )
         elif crowning_ends_capture:
-            _short_jumps(origin, origin, man_steps, theirs, empty, 0, (origin,), (), out, crown_row, True)
+            _short_jumps(
+                origin, origin, man_steps, theirs, empty, 0, (origin,), (), out, crown_row, True
+            )
         else:
             _man_jumps_then_fly(
                 origin, origin, man_steps, theirs, empty, 0, (origin,), (), out, crown_row
@@ -312,7 +318,9 @@ def _flying_jumps(
     return found
 
 
-def quiet_moves(mine: int, theirs: int, kings: int, white: bool, flying_kings: bool) -> list[RawMove]:
+def quiet_moves(
+    mine: int, theirs: int, kings: int, white: bool, flying_kings: bool
+) -> list[RawMove]:
     """Every non-capturing move for the side to move (call only when no capture exists)."""
     empty = BOARD & ~(mine | theirs)
     men = mine & ~kings
@@ -325,14 +333,18 @@ def quiet_moves(mine: int, theirs: int, kings: int, white: bool, flying_kings: b
             while targets:
                 target = targets & -targets
                 targets ^= target
-                append((target << step, target, 0, bool(target & WHITE_CROWN_ROW), _NO_PATH, _NO_PATH))
+                append(
+                    (target << step, target, 0, bool(target & WHITE_CROWN_ROW), _NO_PATH, _NO_PATH)
+                )
     else:
         for step in (4, 5):
             targets = (men << step) & empty
             while targets:
                 target = targets & -targets
                 targets ^= target
-                append((target >> step, target, 0, bool(target & BLACK_CROWN_ROW), _NO_PATH, _NO_PATH))
+                append(
+                    (target >> step, target, 0, bool(target & BLACK_CROWN_ROW), _NO_PATH, _NO_PATH)
+                )
     if own_kings:
         if flying_kings:
             for step in (4, 5):

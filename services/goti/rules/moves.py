@@ -43,11 +43,14 @@ class Move:
         """The move in the variant's standard notation, with every landing square.
 
         >>> from goti.rules.variants import ENGLISH, RUSSIAN
-        >>> Move((Square(22), Square(15), Square(8)), captured=(Square(18), Square(11))).notation(ENGLISH)
+        >>> jump = Move((Square(22), Square(15), Square(8)), captured=(Square(18), Square(11)))
+        >>> jump.notation(ENGLISH)
         '22x15x8'
         >>> Move((Square(22), Square(18))).notation(RUSSIAN)
         'c3-d4'
         """
-        names = [square_name(s) for s in self.path] if variant.algebraic else list(map(str, self.path))
+        names = (
+            [square_name(s) for s in self.path] if variant.algebraic else list(map(str, self.path))
+        )
         separator = variant.capture_separator if self.captured else "-"
         return separator.join(names)

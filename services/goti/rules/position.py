@@ -263,7 +263,8 @@ class Position:
             square = parse_square(token)
             if square is None:
                 raise InvalidMoveError(
-                    f"{token!r} in {text!r} is not a playable square: use 1-32 or a dark square a1-h8"
+                    f"{token!r} in {text!r} is not a playable square: "
+                    "use 1-32 or a dark square a1-h8"
                 )
             path.append(square)
         return self.find_move(path)
@@ -324,7 +325,9 @@ class LegalMoves:
         return bool(self._position.raw_moves())
 
     def __contains__(self, move: object) -> bool:
-        return isinstance(move, Move) and any(_move_of(raw) == move for raw in self._position.raw_moves())
+        return isinstance(move, Move) and any(
+            _move_of(raw) == move for raw in self._position.raw_moves()
+        )
 
     def unique(self) -> list[Move]:
         """One move per distinct result: capture orders that take the same pieces from the
@@ -354,8 +357,13 @@ def _abbreviates(short: tuple[int, ...], full: tuple[Square, ...]) -> bool:
     """Whether ``short`` keeps ``full``'s first and last squares and a subsequence between."""
     if short[0] != full[0] or short[-1] != full[-1]:
         return False
-    remaining = iter(full[1:-1])
-    return all(square in remaining for square in short[1:-1])
+    position = 1
+    for square in short[1:-1]:
+        try:
+            position = full.index(Square(square), position, len(full) - 1) + 1
+        except ValueError:
+            return False
+    return True
 
 
 def _or_list(names: Iterable[str]) -> str:

@@ -1,0 +1,1 @@
+"""The Goti client SDK: an async, typed client for the tables and players services."""

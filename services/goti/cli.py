@@ -1,0 +1,193 @@
+"""The ``goti`` command: one console script with a subcommand per job.
+
+Bad arguments print one line on stderr and exit with status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from goti.rules.color import Color
+from goti.rules.errors import InvalidFenError
+from goti.rules.game import Game
+from goti.rules.perft import divide, perft
+from goti.rules.position import Position
+from goti.rules.variants import Variant, find_variant
+
+USAGE_ERROR = 2
+
+
+class UsageError(Exception):
+    """A bad command line: reported as one line on stderr, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _variant(text: str) -> Variant:
+    try:
+        return find_variant(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _depth(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"depth must be a whole number 0 or more, not {text!r}")
+    return int(text)
+
+
+def _position(variant: Variant, fen: str | None) -> Position:
+    if fen is None:
+        return Position.initial(variant)
+    try:
+        return Position.from_fen(fen, variant)
+    except InvalidFenError as error:
+        raise UsageError(f"--fen: {error}") from None
+
+
+def _run_perft(args: argparse.Namespace) -> int:
+    position = _position(args.variant, args.fen)
+    started = time.process_time()
+    counts: dict[str, int] | None = None
+    if args.divide and args.depth > 0:
+        counts = divide(position, args.depth, unique=args.unique)
+        nodes = sum(counts.values())
+    else:
+        nodes = perft(position, args.depth, unique=args.unique)
+    seconds = time.process_time() - started
+    rate = nodes / seconds if seconds > 0 else 0.0
+    if args.json:
+        report: dict[str, object] = {
+            "variant": position.variant.name,
+            "fen": position.fen(),
+            "depth": args.depth,
+            "nodes": nodes,
+            "seconds": round(seconds, 6),
+            "nodes_per_second": round(rate),
+        }
+        if counts is not None:
+            report["divide"] = counts
+        print(json.dumps(report))
+        return 0
+    if counts is not None:
+        for notation, count in counts.items():
+            print(f"{notation:>12}  {count}")
+    print(f"perft({args.depth}) = {nodes}  ({seconds:.2f} s CPU, {rate:,.0f} nodes/s)")
+    return 0
+
+
+def _run_moves(args: argparse.Namespace) -> int:
+    position = _position(args.variant, args.fen)
+    moves = list(position.legal_moves)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "variant": position.variant.name,
+                    "fen": position.fen(),
+                    "side_to_move": position.turn.value,
+                    "must_capture": position.must_capture,
+                    "moves": [
+                        {
+                            "notation": position.notation(move),
+                            "path": list(move.path),
+                            "captured": list(move.captured),
+                            "crowned": move.crowned,
+                            "fen_after": position.push(move).fen(),
+                        }
+                        for move in moves
+                    ],
+                }
+            )
+        )
+        return 0
+    print(position)
+    print(f"{position.turn.value} to move, {len(moves)} legal move{'s' if len(moves) != 1 else ''}")
+    if position.must_capture:
+        print("must capture with: " + ", ".join(map(str, position.must_capture)))
+    for move in moves:
+        print("  " + position.notation(move))
+    return 0
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    """Play a short game that shows the engine at work (until the services run)."""
+    game = Game(args.variant)
+    print(f"Goti {game.variant.title}: the start position, {game.turn.value} to move\n")
+    print(game.position, "\n")
+    # A tiny greedy player: capture the most, else keep men back; deterministic.
+    while not game.is_over and game.ply < args.plies:
+        moves = game.legal_moves
+        move = max(moves, key=lambda m: (len(m.captured), m.crowned, -m.origin))
+        record = game.play(move)
+        print(f"{record.ply + 1:>3}. {record.side.value:<5} {record.notation}")
+    print()
+    print(game.position)
+    print(
+        f"\n{len(game.moves)} plies; captured by white {game.captured(Color.WHITE)}, "
+        f"by black {game.captured(Color.BLACK)}"
+    )
+    if game.outcome is not None:
+        print(f"result {game.outcome.result} ({game.outcome.termination.value})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``goti`` argument parser with every subcommand."""
+    parser = _Parser(prog="goti", description="Goti: checkers tables, rules and engine.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    perft_parser = commands.add_parser("perft", help="count the move tree to a depth")
+    perft_parser.add_argument(
+        "--variant", type=_variant, default="english", help="english or russian"
+    )
+    perft_parser.add_argument("--fen", help="start from this PDN FEN (default: the start position)")
+    perft_parser.add_argument("--depth", type=_depth, required=True, help="plies to count")
+    perft_parser.add_argument(
+        "--unique", action="store_true", help="count capture orders with the same result once"
+    )
+    perft_parser.add_argument("--divide", action="store_true", help="split the count by first move")
+    perft_parser.add_argument("--json", action="store_true", help="print one JSON object")
+    perft_parser.set_defaults(run=_run_perft)
+
+    moves_parser = commands.add_parser("moves", help="list the legal moves of a position")
+    moves_parser.add_argument(
+        "--variant", type=_variant, default="english", help="english or russian"
+    )
+    moves_parser.add_argument("--fen", required=True, help="the position, as PDN FEN")
+    moves_parser.add_argument("--json", action="store_true", help="print one JSON object")
+    moves_parser.set_defaults(run=_run_moves)
+
+    demo_parser = commands.add_parser("demo", help="play a short demonstration game")
+    demo_parser.add_argument(
+        "--variant", type=_variant, default="english", help="english or russian"
+    )
+    demo_parser.add_argument("--plies", type=_depth, default=200, help="stop after this many plies")
+    demo_parser.set_defaults(run=_run_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``goti`` command; returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        run: Callable[[argparse.Namespace], int] = args.run
+        return run(args)
+    except UsageError as error:
+        print(f"goti: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
