@@ -1,0 +1,422 @@
+"""Goti's configuration: every ``GOTI_*`` environment variable, its default and its meaning.
+
+The composition root (a service's ``__main__`` or ``goti serve``) calls :meth:`Settings.from_env`
+once at start and passes the result down; nothing reads the environment at import time. The
+field declarations below are the single source of truth: :func:`variables` lists them for the
+README table and ``--help`` text, so documentation cannot drift from the parser.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Final, Literal, TypeVar, cast
+
+T = TypeVar("T")
+
+ServiceName = Literal["tables", "referee", "ai"]
+SERVICE_NAMES: Final[tuple[ServiceName, ...]] = ("tables", "referee", "ai")
+
+LogFormat = Literal["auto", "json", "text"]
+LOG_LEVELS: Final = ("debug", "info", "warning", "error", "critical")
+
+PREFIX: Final = "GOTI_"
+TEST_PREFIX: Final = "GOTI_TEST_"
+"""Variables for Goti's own test suite, such as ``GOTI_TEST_REDIS_URL``; not settings."""
+
+
+class SettingsError(ValueError):
+    """One or more ``GOTI_*`` variables hold values Goti cannot use.
+
+    The message has one line per problem, each naming its variable.
+    """
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+class _ParseError(ValueError):
+    """Raised by a parser: the message says what the value must be."""
+
+
+# Parsers turn the text of a variable into a value, or raise _ParseError(what it must be).
+
+
+def _port(text: str) -> int:
+    value = _integer(text, "a port number 1-65535")
+    if not 1 <= value <= 65535:
+        raise _ParseError("a port number 1-65535")
+    return value
+
+
+def _optional_port(text: str) -> int:
+    value = _integer(text, "a port number 1-65535, or 0 for off")
+    if not 0 <= value <= 65535:
+        raise _ParseError("a port number 1-65535, or 0 for off")
+    return value
+
+
+def _integer(text: str, must_be: str) -> int:
+    try:
+        return int(text.strip(), 10)
+    except ValueError:
+        raise _ParseError(must_be) from None
+
+
+def _count(text: str) -> int:
+    value = _integer(text, "a whole number, 0 or more")
+    if value < 0:
+        raise _ParseError("a whole number, 0 or more")
+    return value
+
+
+def _positive_count(text: str) -> int:
+    value = _integer(text, "a whole number, 1 or more")
+    if value < 1:
+        raise _ParseError("a whole number, 1 or more")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise _ParseError("a number of seconds, 0 or more") from None
+    if not 0 <= value < float("inf"):
+        raise _ParseError("a number of seconds, 0 or more")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    value = _seconds(text)
+    if value <= 0:
+        raise _ParseError("a number of seconds above 0")
+    return value
+
+
+_HOST_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOSTNAME = re.compile(rf"^{_HOST_LABEL}(\.{_HOST_LABEL})*$")
+
+
+def _host(text: str) -> str:
+    """A host name, an IPv4 address, or an IPv6 address with or without brackets."""
+    host = text.strip()
+    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        if _HOSTNAME.match(bare):
+            return bare
+        raise _ParseError("a host name or an IP address (IPv6 may be in brackets)") from None
+    return f"[{address}]" if address.version == 6 else str(address)
+
+
+def _target(text: str) -> str:
+    """A gRPC target: ``host:port``, or a URI such as ``dns:///ai:50053``."""
+    target = text.strip()
+    if not target or any(character.isspace() for character in target):
+        raise _ParseError("a gRPC target such as host:port or dns:///host:port")
+    return target
+
+
+def _redis_url(text: str) -> str:
+    url = text.strip()
+    if url and not re.match(r"^(redis|rediss|unix)://", url):
+        raise _ParseError("a URL starting redis://, rediss:// or unix://")
+    return url
+
+
+def _log_level(text: str) -> str:
+    level = text.strip().lower()
+    if level not in LOG_LEVELS:
+        raise _ParseError("one of " + ", ".join(LOG_LEVELS))
+    return level
+
+
+def _log_format(text: str) -> LogFormat:
+    value = text.strip().lower()
+    if value not in ("auto", "json", "text"):
+        raise _ParseError("one of auto, json, text")
+    return cast(LogFormat, value)
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    """One ``GOTI_*`` environment variable, as documented."""
+
+    name: str
+    default: str
+    """The default as it would be written in the environment (empty: unset)."""
+    description: str
+    """One line for people."""
+
+
+def _env(
+    name: str,
+    default: T,
+    description: str,
+    parse: Callable[[str], T],
+    *,
+    shown_default: str | None = None,
+) -> T:
+    """Declare a settings field read from the variable ``name``.
+
+    ``shown_default`` is the default as documented, when ``str(default)`` would mislead.
+    """
+    shown = shown_default if shown_default is not None else str(default)
+    metadata = {"variable": Variable(name, shown, description), "parse": parse}
+    return field(default=default, metadata=metadata)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything a Goti process is configured with.
+
+    ``Settings()`` holds the defaults; tests build one directly with the fields they change.
+    """
+
+    host: str = _env(
+        "GOTI_HOST",
+        "[::]",
+        "Address the gRPC servers and metrics endpoints listen on ([::] is every interface)",
+        _host,
+    )
+    tables_port: int = _env(
+        "GOTI_TABLES_PORT", 50051, "Port of the tables service, the public API", _port
+    )
+    referee_port: int = _env("GOTI_REFEREE_PORT", 50052, "Port of the referee service", _port)
+    ai_port: int = _env("GOTI_AI_PORT", 50053, "Port of the AI service", _port)
+    tables_metrics_port: int = _env(
+        "GOTI_TABLES_METRICS_PORT",
+        0,
+        "Port of the tables service's Prometheus /metrics endpoint (0: off)",
+        _optional_port,
+    )
+    referee_metrics_port: int = _env(
+        "GOTI_REFEREE_METRICS_PORT",
+        0,
+        "Port of the referee service's Prometheus /metrics endpoint (0: off)",
+        _optional_port,
+    )
+    ai_metrics_port: int = _env(
+        "GOTI_AI_METRICS_PORT",
+        0,
+        "Port of the AI service's Prometheus /metrics endpoint (0: off)",
+        _optional_port,
+    )
+    referee_target: str = _env(
+        "GOTI_REFEREE_TARGET",
+        "",
+        "Where the tables service reaches the referee, e.g. dns:///referee:50052",
+        _target,
+        shown_default="localhost:$GOTI_REFEREE_PORT",
+    )
+    ai_target: str = _env(
+        "GOTI_AI_TARGET",
+        "",
+        "Where the tables service reaches the AI; dns:///ai:50053 spreads calls over replicas",
+        _target,
+        shown_default="localhost:$GOTI_AI_PORT",
+    )
+    redis_url: str = _env(
+        "GOTI_REDIS_URL",
+        "",
+        "Redis holding live games; unset: goti serve starts an embedded Redis",
+        _redis_url,
+    )
+    ai_workers: int = _env(
+        "GOTI_AI_WORKERS",
+        0,
+        "Search processes of one AI service (0: one per CPU core available)",
+        _count,
+    )
+    log_level: str = _env(
+        "GOTI_LOG_LEVEL",
+        "info",
+        "Least severe log level written: " + ", ".join(LOG_LEVELS),
+        _log_level,
+    )
+    # _env returns a dataclasses.field, which ruff cannot see through for a Literal type.
+    log_format: LogFormat = _env(  # noqa: RUF009
+        "GOTI_LOG_FORMAT",
+        "auto",
+        "Logs as json (one object a line) or text; auto: text on a terminal, else json",
+        _log_format,
+    )
+    grace_seconds: float = _env(
+        "GOTI_GRACE_SECONDS",
+        5.0,
+        "On SIGTERM, how long calls in flight may take to finish before they are cancelled",
+        _seconds,
+        shown_default="5",
+    )
+    max_message_bytes: int = _env(
+        "GOTI_MAX_MESSAGE_BYTES",
+        1024 * 1024,
+        "Largest gRPC message sent or received, in bytes",
+        _positive_count,
+    )
+    keepalive_time_seconds: float = _env(
+        "GOTI_KEEPALIVE_TIME_SECONDS",
+        60.0,
+        "Idle time after which a server (or Goti's own client) pings the other end",
+        _positive_seconds,
+        shown_default="60",
+    )
+    keepalive_timeout_seconds: float = _env(
+        "GOTI_KEEPALIVE_TIMEOUT_SECONDS",
+        20.0,
+        "How long a ping may go unanswered before the connection is closed",
+        _positive_seconds,
+        shown_default="20",
+    )
+    keepalive_min_ping_interval_seconds: float = _env(
+        "GOTI_KEEPALIVE_MIN_PING_INTERVAL_SECONDS",
+        20.0,
+        "Shortest interval between client pings a server accepts; clients pinging faster "
+        "are disconnected",
+        _positive_seconds,
+        shown_default="20",
+    )
+    max_connection_age_seconds: float = _env(
+        "GOTI_MAX_CONNECTION_AGE_SECONDS",
+        0.0,
+        "Close client connections after this long so they reconnect to new replicas (0: never)",
+        _seconds,
+        shown_default="0",
+    )
+    max_pending_requests: int = _env(
+        "GOTI_MAX_PENDING_REQUESTS",
+        10_000,
+        "Calls a server queues before it starts refusing new ones (bursts of reconnects)",
+        _positive_count,
+    )
+    max_concurrent_streams: int = _env(
+        "GOTI_MAX_CONCURRENT_STREAMS",
+        0,
+        "Calls open at once on one client connection (0: no limit)",
+        _count,
+    )
+
+    def __post_init__(self) -> None:
+        problems = self._inconsistencies()
+        if problems:
+            raise SettingsError(problems)
+
+    def _inconsistencies(self) -> list[str]:
+        problems = []
+        if self.keepalive_time_seconds < self.keepalive_min_ping_interval_seconds:
+            # Goti's own channels ping every keepalive_time; a server would disconnect them.
+            problems.append(
+                "GOTI_KEEPALIVE_TIME_SECONDS must be at least "
+                "GOTI_KEEPALIVE_MIN_PING_INTERVAL_SECONDS, or Goti's own clients would be "
+                f"disconnected for pinging too often; got {self.keepalive_time_seconds:g} and "
+                f"{self.keepalive_min_ping_interval_seconds:g}"
+            )
+        return problems
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read every ``GOTI_*`` variable (from ``os.environ`` unless given).
+
+        Unset and empty variables take their defaults. Raises :class:`SettingsError` naming
+        every variable that cannot be used, e.g.
+        ``GOTI_REFEREE_PORT must be a port number 1-65535, got 'abc'``.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        problems: list[str] = []
+        for settings_field in fields(cls):
+            variable: Variable = settings_field.metadata["variable"]
+            text = env.get(variable.name, "")
+            if not text.strip():
+                continue
+            try:
+                values[settings_field.name] = settings_field.metadata["parse"](text)
+            except _ParseError as error:
+                problems.append(f"{variable.name} must be {error}, got {text!r}")
+        if problems:
+            raise SettingsError(problems)
+        return cls(**values)
+
+    def port(self, service: ServiceName) -> int:
+        """The gRPC port of one Goti service."""
+        ports: dict[ServiceName, int] = {
+            "tables": self.tables_port,
+            "referee": self.referee_port,
+            "ai": self.ai_port,
+        }
+        return ports[service]
+
+    def metrics_port(self, service: ServiceName) -> int:
+        """The /metrics port of one Goti service; 0 when it has none."""
+        ports: dict[ServiceName, int] = {
+            "tables": self.tables_metrics_port,
+            "referee": self.referee_metrics_port,
+            "ai": self.ai_metrics_port,
+        }
+        return ports[service]
+
+    def target(self, service: ServiceName) -> str:
+        """Where a client dials one Goti service: its ``GOTI_*_TARGET`` or this host's port."""
+        configured: dict[ServiceName, str] = {
+            "tables": "",
+            "referee": self.referee_target,
+            "ai": self.ai_target,
+        }
+        return configured[service] or f"localhost:{self.port(service)}"
+
+    @property
+    def ai_worker_count(self) -> int:
+        """Search processes to start: ``ai_workers``, or one per CPU this process may use."""
+        if self.ai_workers:
+            return self.ai_workers
+        try:
+            return len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            return os.cpu_count() or 1
+
+
+def variables() -> tuple[Variable, ...]:
+    """Every ``GOTI_*`` variable Goti reads, in documentation order."""
+    return tuple(settings_field.metadata["variable"] for settings_field in fields(Settings))
+
+
+def markdown_table() -> str:
+    """The README's configuration table."""
+    rows = ["| Variable | Default | Meaning |", "| --- | --- | --- |"]
+    for variable in variables():
+        default = f"`{variable.default}`" if variable.default else "(unset)"
+        rows.append(f"| `{variable.name}` | {default} | {variable.description} |")
+    return "\n".join(rows) + "\n"
+
+
+def help_text() -> str:
+    """The environment section of ``goti serve --help``."""
+    width = max(len(variable.name) for variable in variables())
+    lines = ["environment variables (default in brackets):"]
+    for variable in variables():
+        default = variable.default or "unset"
+        lines.append(f"  {variable.name:<{width}}  {variable.description} [{default}]")
+    return "\n".join(lines) + "\n"
+
+
+def unknown_variables(environ: Mapping[str, str] | None = None) -> list[str]:
+    """``GOTI_*`` variables that are set but mean nothing to Goti, each with a likely fix.
+
+    A typo such as ``GOTI_REFERE_PORT`` would otherwise be silently ignored.
+    """
+    env = os.environ if environ is None else environ
+    known = [variable.name for variable in variables()]
+    notes = []
+    for name in sorted(env):
+        if not name.startswith(PREFIX) or name.startswith(TEST_PREFIX) or name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1)
+        notes.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    return notes

@@ -1,0 +1,1 @@
+"""Tests of the server harness, the settings and the health-check client."""
