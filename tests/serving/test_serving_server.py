@@ -297,7 +297,9 @@ async def test_stop_says_not_serving_then_lets_calls_in_flight_finish(
         "grpc_method": "Watch",
         "grpc_code": "CANCELLED",
     }
-    assert server.registry.get_sample_value("grpc_server_handled_total", watch_labels) == 1
+    await eventually(
+        lambda: server.registry.get_sample_value("grpc_server_handled_total", watch_labels) == 1
+    )
 
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await client.echo(b"too late", timeout=30)
@@ -313,7 +315,7 @@ async def test_stop_cancels_calls_that_outlast_the_grace_period(
     with pytest.raises(grpc.aio.AioRpcError) as cut:
         await sleeping
     assert cut.value.code() == grpc.StatusCode.UNAVAILABLE
-    assert handled(server, "Sleep", "CANCELLED") == 1
+    await eventually(lambda: handled(server, "Sleep", "CANCELLED") == 1)
 
 
 async def test_stopping_again_shortens_the_grace_period(
