@@ -746,12 +746,23 @@ def run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
         return runner.run(main())
 
 
-def run_service(name: str, bind: Bind, settings: Settings, *, drain: Drain | None = None) -> None:
-    """Configure logging, then serve ``name`` until SIGTERM or SIGINT (blocks)."""
+def run_service(
+    name: str,
+    bind: Bind,
+    settings: Settings,
+    *,
+    port: int | None = None,
+    drain: Drain | None = None,
+) -> None:
+    """Configure logging, then :func:`serve` until SIGTERM or SIGINT (blocks).
+
+    ``goti serve`` and the services' ``__main__`` call this; ``port`` is for other servers
+    (see :func:`serve`).
+    """
     configure_logging(settings)
     for note in unknown_variables():
         log.warning("ignoring unknown setting %s", note, extra={"variable": note})
-    run(lambda: serve(name, bind, settings, drain=drain))
+    run(lambda: serve(name, bind, settings, port=port, drain=drain))
 
 
 def main(name: ServiceName, bind: Bind, *, drain: Drain | None = None) -> None:

@@ -95,9 +95,7 @@ class EchoClient:
 
 
 def main() -> None:
-    settings = Settings.from_env()
-    serving.configure_logging(settings)
-    serving.run(lambda: serving.serve("echo", EchoService().bind, settings, port=0))
+    serving.run_service("echo", EchoService().bind, Settings.from_env(), port=0)
 
 
 if __name__ == "__main__":

@@ -68,8 +68,10 @@ class ServerProcess:
 @asynccontextmanager
 async def echo_process(**environment: str) -> AsyncIterator[tuple[ServerProcess, str]]:
     """Start the Echo server in its own process; give it and its target once it serves."""
+    # The server sees only the GOTI_* variables a test gives it, not the developer's own.
+    inherited = {name: value for name, value in os.environ.items() if not name.startswith("GOTI_")}
     env = {
-        **os.environ,
+        **inherited,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
         "GOTI_HOST": "127.0.0.1",
         "GOTI_LOG_FORMAT": "json",
@@ -202,6 +204,19 @@ async def test_the_healthcheck_command_exits_0_only_when_serving() -> None:
     code, output = await healthcheck_command("--timeout", "2", target)
     assert code == 1
     assert "UNAVAILABLE" in output or "DEADLINE_EXCEEDED" in output
+    code, output = await healthcheck_command("--wait", "--timeout", "0.5", target)
+    assert code == 1
+    assert output.startswith(f"{target}: the server not serving after 0.5 s")
+
+
+async def test_unknown_settings_are_warned_about_with_a_likely_fix() -> None:
+    async with echo_process(GOTI_GRACE_SECOND="3") as (server, _):
+        warning = await server.record("ignoring unknown setting")
+        assert warning["level"] == "warning"
+        assert warning["variable"] == "GOTI_GRACE_SECOND (did you mean GOTI_GRACE_SECONDS?)"
+        assert warning["message"].endswith("(did you mean GOTI_GRACE_SECONDS?)")
+        server.process.send_signal(signal.SIGTERM)
+        assert await server.exit_code() == 0
 
 
 async def test_a_service_with_bad_settings_exits_2_naming_the_variable() -> None:

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 import grpc
 import pytest
+import pytest_asyncio
 from google.protobuf.descriptor_pb2 import FileDescriptorProto
 from grpc_reflection.v1alpha import reflection_pb2
 from prometheus_client.parser import text_string_to_metric_families
@@ -357,7 +358,7 @@ def keepalive_settings() -> Settings:
     )
 
 
-@pytest.fixture
+@pytest_asyncio.fixture
 async def quiet_server(
     keepalive_settings: Settings,
 ) -> AsyncIterator[serving.RunningServer]:
