@@ -1,0 +1,1 @@
+"""The tables service: tables, the lobby, players and timers, with all state in Redis."""

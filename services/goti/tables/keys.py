@@ -1,0 +1,58 @@
+"""Every Redis key and channel Goti uses, in one place.
+
+All start with ``goti:``.  A table's keys share the hash tag ``{t:<id>}`` so they live in one
+Redis Cluster slot and one Lua script can change them together; a player's keys share
+``{p:<id>}``.  The lobby and the timers are single, global keys.
+"""
+
+from __future__ import annotations
+
+PREFIX = "goti:"
+
+TIMERS = f"{PREFIX}timers"
+"""Sorted set: table id -> when (ms since the epoch) the table next needs the server to act
+(a computer move, a turn timer running out)."""
+
+LOBBY = f"{PREFIX}lobby"
+"""Sorted set: open public table id -> when it opened (ms)."""
+
+LOBBY_LISTINGS = f"{PREFIX}lobby:listings"
+"""Hash: open public table id -> its lobby listing (protobuf bytes)."""
+
+LOBBY_CHANNEL = f"{PREFIX}lobby:changes"
+"""Pub/sub: each lobby change (protobuf bytes)."""
+
+
+def table_state(table_id: str) -> str:
+    """Hash: the table (``seq``, ``log_first``, and the service's own fields)."""
+    return f"{PREFIX}{{t:{table_id}}}:state"
+
+
+def table_log(table_id: str) -> str:
+    """List: the table's events in ``seq`` order, from ``log_first`` on."""
+    return f"{PREFIX}{{t:{table_id}}}:log"
+
+
+def table_requests(table_id: str) -> str:
+    """Hash: request key -> the ``seq`` its command produced, for idempotent retries."""
+    return f"{PREFIX}{{t:{table_id}}}:requests"
+
+
+def table_channel(table_id: str) -> str:
+    """Pub/sub: each new event of the table, as stored in the log."""
+    return f"{PREFIX}{{t:{table_id}}}:events"
+
+
+def table_code(code: str) -> str:
+    """String: a table's join code -> the table id."""
+    return f"{PREFIX}code:{code}"
+
+
+def player(player_id: str) -> str:
+    """Hash: a player (token digest, name, streaks...)."""
+    return f"{PREFIX}{{p:{player_id}}}:player"
+
+
+def rate_limit(player_id: str, action: str) -> str:
+    """String counter: how often a player did ``action`` in the current window."""
+    return f"{PREFIX}{{p:{player_id}}}:rate:{action}"

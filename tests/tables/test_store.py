@@ -1,0 +1,173 @@
+"""The tables store against a real Redis: compare-and-set, the log, idempotency, timers."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from redis.asyncio import Redis
+
+from goti.tables import keys
+from goti.tables.store import (
+    Change,
+    LobbyUpdate,
+    StaleSeqError,
+    TableExistsError,
+    TableNotFoundError,
+    TableStore,
+    TimerUpdate,
+)
+
+
+async def _new_table(store: TableStore, table_id: str = "t1", code: str = "ABCD") -> None:
+    await store.create(table_id, code, {"table": b"meta", "game": b"g0"})
+
+
+async def test_create_then_load(redis: Redis) -> None:
+    store = TableStore(redis)
+    await _new_table(store)
+    table = await store.load("t1")
+    assert table.seq == 0
+    assert table.fields["table"] == b"meta"
+    assert await store.table_for_code("ABCD") == "t1"
+    with pytest.raises(TableExistsError):
+        await _new_table(store, "t1", "WXYZ")
+    with pytest.raises(TableExistsError):
+        await _new_table(store, "t2", "ABCD")
+    assert not await redis.exists(keys.table_state("t2"))
+    with pytest.raises(TableNotFoundError):
+        await store.load("nope")
+
+
+async def test_commit_writes_fields_appends_and_publishes(redis: Redis) -> None:
+    store = TableStore(redis)
+    await _new_table(store)
+    async with redis.pubsub() as pubsub:
+        await pubsub.subscribe(keys.table_channel("t1"))
+        await pubsub.get_message(timeout=1)  # the subscribe confirmation
+        committed = await store.commit("t1", 0, Change({"game": b"g1"}, b"event-1"))
+        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=2)
+    assert committed.seq == 1 and not committed.duplicate
+    assert message is not None and message["data"] == b"event-1"
+    table = await store.load("t1")
+    assert (table.seq, table.fields["game"], table.fields["table"]) == (1, b"g1", b"meta")
+    assert (await store.events_after("t1", 0)).events == [b"event-1"]
+
+
+async def test_stale_seq_changes_nothing(redis: Redis) -> None:
+    store = TableStore(redis)
+    await _new_table(store)
+    await store.commit("t1", 0, Change({"game": b"g1"}, b"e1"))
+    with pytest.raises(StaleSeqError) as caught:
+        await store.commit("t1", 0, Change({"game": b"other"}, b"e-other"))
+    assert caught.value.current_seq == 1
+    table = await store.load("t1")
+    assert (table.seq, table.fields["game"]) == (1, b"g1")
+    assert (await store.events_after("t1", 0)).events == [b"e1"]
+
+
+async def test_a_retried_request_is_applied_once(redis: Redis) -> None:
+    store = TableStore(redis)
+    await _new_table(store)
+    change = Change({"game": b"g1"}, b"e1", request_key="player:req-1")
+    first = await store.commit("t1", 0, change)
+    again = await store.commit("t1", 0, change)
+    assert (first.seq, first.duplicate) == (1, False)
+    assert (again.seq, again.duplicate) == (1, True)
+    assert (await store.load("t1")).seq == 1
+    assert await store.event_at("t1", 1) == b"e1"
+
+
+async def test_racing_commits_exactly_one_lands(redis: Redis) -> None:
+    store = TableStore(redis)
+    await _new_table(store)
+    results = await asyncio.gather(
+        *(
+            store.commit("t1", 0, Change({"game": f"g{i}".encode()}, f"e{i}".encode()))
+            for i in range(20)
+        ),
+        return_exceptions=True,
+    )
+    landed = [result for result in results if not isinstance(result, BaseException)]
+    refused = [result for result in results if isinstance(result, StaleSeqError)]
+    assert len(landed) == 1 and len(refused) == 19
+    events = (await store.events_after("t1", 0)).events
+    assert events is not None and len(events) == 1
+
+
+async def test_events_after_any_seq_and_trimming(redis: Redis) -> None:
+    store = TableStore(redis, log_limit=5)
+    await _new_table(store)
+    for seq in range(8):
+        await store.commit("t1", seq, Change({}, f"e{seq + 1}".encode()))
+    assert (await store.events_after("t1", 8)).events == []
+    assert (await store.events_after("t1", 5)).events == [b"e6", b"e7", b"e8"]
+    assert (await store.events_after("t1", 3)).events == [b"e4", b"e5", b"e6", b"e7", b"e8"]
+    trimmed = await store.events_after("t1", 2)
+    assert trimmed.events is None and trimmed.seq == 8
+    assert await redis.llen(keys.table_log("t1")) == 5
+
+
+async def test_timers_are_claimed_with_a_lease(redis: Redis) -> None:
+    store = TableStore(redis)
+    await _new_table(store)
+    await store.commit("t1", 0, Change({}, b"e1", timer=TimerUpdate.SET, timer_due_ms=1_000))
+    assert (await store.claim_due(now_ms=999, lease_ms=500, limit=10)).table_ids == []
+    claim = await store.claim_due(now_ms=1_000, lease_ms=500, limit=10)
+    assert claim.table_ids == ["t1"] and claim.lease_until_ms == 1_500
+    # Held by the lease: another replica finds nothing until it ends.
+    assert (await store.claim_due(now_ms=1_400, lease_ms=500, limit=10)).table_ids == []
+    again = await store.claim_due(now_ms=1_500, lease_ms=500, limit=10)
+    assert again.table_ids == ["t1"]
+    # A stale lease does not remove a timer that was set again since.
+    await store.commit("t1", 1, Change({}, b"e2", timer=TimerUpdate.SET, timer_due_ms=5_000))
+    await store.release("t1", again.lease_until_ms)
+    assert await redis.zscore(keys.TIMERS, "t1") == 5_000
+    claim = await store.claim_due(now_ms=5_000, lease_ms=100, limit=10)
+    await store.release("t1", claim.lease_until_ms)
+    assert await redis.zscore(keys.TIMERS, "t1") is None
+    await store.commit("t1", 2, Change({}, b"e3", timer=TimerUpdate.SET, timer_due_ms=9_000))
+    await store.commit("t1", 3, Change({}, b"e4", timer=TimerUpdate.CLEAR))
+    assert await redis.zscore(keys.TIMERS, "t1") is None
+
+
+async def test_lobby_listing_and_unlisting(redis: Redis) -> None:
+    store = TableStore(redis)
+    async with redis.pubsub() as pubsub:
+        await pubsub.subscribe(keys.LOBBY_CHANNEL)
+        await pubsub.get_message(timeout=1)
+        await store.create(
+            "t1",
+            "AAAA",
+            {"game": b"g"},
+            lobby_score=1,
+            lobby_listing=b"L1",
+            lobby_message=b"open-1",
+        )
+        await store.create(
+            "t2",
+            "BBBB",
+            {"game": b"g"},
+            lobby_score=2,
+            lobby_listing=b"L2",
+            lobby_message=b"open-2",
+        )
+        assert await store.lobby(10) == [b"L2", b"L1"]
+        await store.commit(
+            "t1", 0, Change({}, b"joined", lobby=LobbyUpdate.UNLIST, lobby_message=b"closed-1")
+        )
+        messages = []
+        for _ in range(3):
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=2)
+            assert message is not None
+            messages.append(message["data"])
+    assert messages == [b"open-1", b"open-2", b"closed-1"]
+    assert await store.lobby(10) == [b"L2"]
+
+
+async def test_a_finished_table_expires_with_its_code(redis: Redis) -> None:
+    store = TableStore(redis)
+    await _new_table(store)
+    await store.commit("t1", 0, Change({}, b"over", expire_seconds=600, code="ABCD"))
+    for key in (keys.table_state("t1"), keys.table_log("t1"), keys.table_code("ABCD")):
+        assert 0 < await redis.ttl(key) <= 600
