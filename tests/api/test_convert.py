@@ -3,6 +3,7 @@ game says, and a malformed game state is refused with the culprit field named.""
 
 from __future__ import annotations
 
+import doctest
 import random
 from collections.abc import Callable, Iterator
 
@@ -25,6 +26,11 @@ from goti.rules.game import (
 )
 from goti.rules.position import Position
 from goti.rules.variants import ENGLISH, RUSSIAN, Variant
+
+
+def test_the_docstring_examples_run() -> None:
+    failures, tried = doctest.testmod(convert)
+    assert (failures, tried > 0) == (0, True)
 
 
 def through_the_wire(state: GameState) -> GameState:

@@ -260,7 +260,9 @@ class Table(_message.Message):
     REMATCH_OFFERED_BY_FIELD_NUMBER: _builtins.int
     REMATCH_TABLE_ID_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    """The table's id: opaque, URL-safe, at most 32 characters. Used in every call about it."""
+    """The table's id: random and unguessable, URL-safe, at most 32 characters. Used in every
+    call about the table; anyone who has it may watch, so a private table stays private.
+    """
     code: _builtins.str
     """The table's short code for people: 6 characters from `23456789ABCDEFGHJKMNPQRSTUVWXYZ`
     (no 0/O, 1/I/L). Codes are read case-insensitively, ignoring spaces and dashes.
@@ -420,7 +422,9 @@ Global___Heartbeat: _TypeAlias = Heartbeat  # noqa: Y015
 
 @_typing.final
 class PlayerJoined(_message.Message):
-    """A person took a seat (the game starts when both seats are taken)."""
+    """A person took the open seat: the table's status becomes TABLE_STATUS_PLAYING and the
+    game starts.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -163,7 +163,8 @@ class TablesServiceServicer:
     """
 
     def CreateTable(self, request, context):
-        """Creates a table; the caller is player 1 and takes a seat at once.
+        """Creates a table; the caller is player 1 and takes a seat at once. Rate-limited per
+        player (RESOURCE_EXHAUSTED, reason RATE_LIMITED).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -63,7 +63,9 @@ class TablesServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> TablesServiceAsyncStub: ...
     CreateTable: _grpc.UnaryUnaryMultiCallable[_tables_pb2.CreateTableRequest, _tables_pb2.CreateTableResponse]
-    """Creates a table; the caller is player 1 and takes a seat at once."""
+    """Creates a table; the caller is player 1 and takes a seat at once. Rate-limited per
+    player (RESOURCE_EXHAUSTED, reason RATE_LIMITED).
+    """
     JoinTable: _grpc.UnaryUnaryMultiCallable[_tables_pb2.JoinTableRequest, _tables_pb2.JoinTableResponse]
     """Takes the open seat of a table, found by its code (typed, from a link, or from the
     lobby). Joining a table where the caller already sits returns its seat again.
@@ -131,7 +133,9 @@ class TablesServiceAsyncStub(TablesServiceStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateTable: _aio.UnaryUnaryMultiCallable[_tables_pb2.CreateTableRequest, _tables_pb2.CreateTableResponse]  # type: ignore[assignment]
-    """Creates a table; the caller is player 1 and takes a seat at once."""
+    """Creates a table; the caller is player 1 and takes a seat at once. Rate-limited per
+    player (RESOURCE_EXHAUSTED, reason RATE_LIMITED).
+    """
     JoinTable: _aio.UnaryUnaryMultiCallable[_tables_pb2.JoinTableRequest, _tables_pb2.JoinTableResponse]  # type: ignore[assignment]
     """Takes the open seat of a table, found by its code (typed, from a link, or from the
     lobby). Joining a table where the caller already sits returns its seat again.
@@ -202,7 +206,9 @@ class TablesServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _tables_pb2.CreateTableRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_tables_pb2.CreateTableResponse, _abc.Awaitable[_tables_pb2.CreateTableResponse]]:
-        """Creates a table; the caller is player 1 and takes a seat at once."""
+        """Creates a table; the caller is player 1 and takes a seat at once. Rate-limited per
+        player (RESOURCE_EXHAUSTED, reason RATE_LIMITED).
+        """
 
     @_abc_1.abstractmethod
     def JoinTable(
