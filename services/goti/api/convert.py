@@ -367,16 +367,6 @@ def move_record_from_proto(message: game_pb2.MoveRecord, *, field: str = "record
 # -- games ----------------------------------------------------------------------------------
 
 
-def _may_offer_draw(game: Game) -> bool:
-    # Ask the rules on a copy rather than restate their conditions here.
-    trial = Game.from_state(game.state())
-    try:
-        trial.offer_draw(game.turn)
-    except ActionRefusedError:
-        return False
-    return True
-
-
 def turn_to_proto(game: Game) -> game_pb2.Turn | None:
     """The side to move and what it may do; None once the game is over."""
     if game.is_over:
@@ -386,7 +376,7 @@ def turn_to_proto(game: Game) -> game_pb2.Turn | None:
         side=color_to_proto(game.turn),
         legal_moves=[move_to_proto(move, variant) for move in game.legal_moves],
         must_capture=game.must_capture,
-        may_offer_draw=_may_offer_draw(game),
+        may_offer_draw=game.may_offer_draw(game.turn),
         draw_offer_wait_moves=game.draw_offer_wait(game.turn),
     )
 

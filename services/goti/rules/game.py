@@ -349,7 +349,9 @@ class Game:
             draw_offer=None if declined else state.draw_offer,
             captured=(by_white, by_black),
         )
-        self._state = replace(self._state, outcome=self._outcome_after_move())
+        outcome = self._outcome_after_move()
+        if outcome is not None:
+            self._state = replace(self._state, outcome=outcome, draw_offer=None)
         return MoveRecord(
             move=move,
             notation=notation,
@@ -389,8 +391,23 @@ class Game:
             self.pop()
         return taken
 
+    def may_offer_draw(self, by: Color) -> bool:
+        """Whether ``by`` may offer a draw now (:meth:`offer_draw` says why not)."""
+        try:
+            self._check_offer(by)
+        except ActionRefusedError:
+            return False
+        return True
+
     def offer_draw(self, by: Color) -> None:
         """``by`` offers a draw on its turn, before moving."""
+        self._check_offer(by)
+        state = self._state
+        offers = list(state.last_offer_ply)
+        offers[0 if by is Color.WHITE else 1] = state.ply
+        self._state = replace(state, draw_offer=by, last_offer_ply=(offers[0], offers[1]))
+
+    def _check_offer(self, by: Color) -> None:
         self._check_can_act(by)
         state = self._state
         if state.draw_offer is by:
@@ -415,9 +432,6 @@ class Game:
                 reason=Refusal.DRAW_OFFER_TOO_SOON,
                 moves_to_wait=wait,
             )
-        offers = list(state.last_offer_ply)
-        offers[0 if by is Color.WHITE else 1] = state.ply
-        self._state = replace(state, draw_offer=by, last_offer_ply=(offers[0], offers[1]))
 
     def accept_draw(self, by: Color) -> Outcome:
         """``by`` accepts the opponent's open draw offer, on its turn: the game is drawn."""
