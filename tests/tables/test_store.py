@@ -45,9 +45,9 @@ async def test_commit_writes_fields_appends_and_publishes(redis: Redis) -> None:
     async with redis.pubsub() as pubsub:
         await pubsub.subscribe(keys.table_channel("t1"))
         await pubsub.get_message(timeout=1)  # the subscribe confirmation
-        committed = await store.commit("t1", 0, Change({"game": b"g1"}, b"event-1"))
+        committed = await store.commit("t1", 0, Change({"game": b"g1"}, [b"event-1"]))
         message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=2)
-    assert committed.seq == 1 and not committed.duplicate
+    assert (committed.first_seq, committed.last_seq, committed.duplicate) == (1, 1, False)
     assert message is not None and message["data"] == b"event-1"
     table = await store.load("t1")
     assert (table.seq, table.fields["game"], table.fields["table"]) == (1, b"g1", b"meta")
@@ -57,9 +57,9 @@ async def test_commit_writes_fields_appends_and_publishes(redis: Redis) -> None:
 async def test_stale_seq_changes_nothing(redis: Redis) -> None:
     store = TableStore(redis)
     await _new_table(store)
-    await store.commit("t1", 0, Change({"game": b"g1"}, b"e1"))
+    await store.commit("t1", 0, Change({"game": b"g1"}, [b"e1"]))
     with pytest.raises(StaleSeqError) as caught:
-        await store.commit("t1", 0, Change({"game": b"other"}, b"e-other"))
+        await store.commit("t1", 0, Change({"game": b"other"}, [b"e-other"]))
     assert caught.value.current_seq == 1
     table = await store.load("t1")
     assert (table.seq, table.fields["game"]) == (1, b"g1")
@@ -69,13 +69,13 @@ async def test_stale_seq_changes_nothing(redis: Redis) -> None:
 async def test_a_retried_request_is_applied_once(redis: Redis) -> None:
     store = TableStore(redis)
     await _new_table(store)
-    change = Change({"game": b"g1"}, b"e1", request_key="player:req-1")
+    change = Change({"game": b"g1"}, [b"move", b"over"], request_key="player:req-1")
     first = await store.commit("t1", 0, change)
     again = await store.commit("t1", 0, change)
-    assert (first.seq, first.duplicate) == (1, False)
-    assert (again.seq, again.duplicate) == (1, True)
-    assert (await store.load("t1")).seq == 1
-    assert await store.event_at("t1", 1) == b"e1"
+    assert (first.first_seq, first.last_seq, first.duplicate) == (1, 2, False)
+    assert (again.first_seq, again.last_seq, again.duplicate) == (1, 2, True)
+    assert (await store.load("t1")).seq == 2
+    assert await store.events_between("t1", 1, 2) == [b"move", b"over"]
 
 
 async def test_racing_commits_exactly_one_lands(redis: Redis) -> None:
@@ -83,7 +83,7 @@ async def test_racing_commits_exactly_one_lands(redis: Redis) -> None:
     await _new_table(store)
     results = await asyncio.gather(
         *(
-            store.commit("t1", 0, Change({"game": f"g{i}".encode()}, f"e{i}".encode()))
+            store.commit("t1", 0, Change({"game": f"g{i}".encode()}, [f"e{i}".encode()]))
             for i in range(20)
         ),
         return_exceptions=True,
@@ -99,7 +99,7 @@ async def test_events_after_any_seq_and_trimming(redis: Redis) -> None:
     store = TableStore(redis, log_limit=5)
     await _new_table(store)
     for seq in range(8):
-        await store.commit("t1", seq, Change({}, f"e{seq + 1}".encode()))
+        await store.commit("t1", seq, Change({}, [f"e{seq + 1}".encode()]))
     assert (await store.events_after("t1", 8)).events == []
     assert (await store.events_after("t1", 5)).events == [b"e6", b"e7", b"e8"]
     assert (await store.events_after("t1", 3)).events == [b"e4", b"e5", b"e6", b"e7", b"e8"]
@@ -111,7 +111,7 @@ async def test_events_after_any_seq_and_trimming(redis: Redis) -> None:
 async def test_timers_are_claimed_with_a_lease(redis: Redis) -> None:
     store = TableStore(redis)
     await _new_table(store)
-    await store.commit("t1", 0, Change({}, b"e1", timer=TimerUpdate.SET, timer_due_ms=1_000))
+    await store.commit("t1", 0, Change({}, [b"e1"], timer=TimerUpdate.SET, timer_due_ms=1_000))
     assert (await store.claim_due(now_ms=999, lease_ms=500, limit=10)).table_ids == []
     claim = await store.claim_due(now_ms=1_000, lease_ms=500, limit=10)
     assert claim.table_ids == ["t1"] and claim.lease_until_ms == 1_500
@@ -120,14 +120,14 @@ async def test_timers_are_claimed_with_a_lease(redis: Redis) -> None:
     again = await store.claim_due(now_ms=1_500, lease_ms=500, limit=10)
     assert again.table_ids == ["t1"]
     # A stale lease does not remove a timer that was set again since.
-    await store.commit("t1", 1, Change({}, b"e2", timer=TimerUpdate.SET, timer_due_ms=5_000))
+    await store.commit("t1", 1, Change({}, [b"e2"], timer=TimerUpdate.SET, timer_due_ms=5_000))
     await store.release("t1", again.lease_until_ms)
     assert await redis.zscore(keys.TIMERS, "t1") == 5_000
     claim = await store.claim_due(now_ms=5_000, lease_ms=100, limit=10)
     await store.release("t1", claim.lease_until_ms)
     assert await redis.zscore(keys.TIMERS, "t1") is None
-    await store.commit("t1", 2, Change({}, b"e3", timer=TimerUpdate.SET, timer_due_ms=9_000))
-    await store.commit("t1", 3, Change({}, b"e4", timer=TimerUpdate.CLEAR))
+    await store.commit("t1", 2, Change({}, [b"e3"], timer=TimerUpdate.SET, timer_due_ms=9_000))
+    await store.commit("t1", 3, Change({}, [b"e4"], timer=TimerUpdate.CLEAR))
     assert await redis.zscore(keys.TIMERS, "t1") is None
 
 
@@ -154,7 +154,7 @@ async def test_lobby_listing_and_unlisting(redis: Redis) -> None:
         )
         assert await store.lobby(10) == [b"L2", b"L1"]
         await store.commit(
-            "t1", 0, Change({}, b"joined", lobby=LobbyUpdate.UNLIST, lobby_message=b"closed-1")
+            "t1", 0, Change({}, [b"joined"], lobby=LobbyUpdate.UNLIST, lobby_message=b"closed-1")
         )
         messages = []
         for _ in range(3):
@@ -168,6 +168,6 @@ async def test_lobby_listing_and_unlisting(redis: Redis) -> None:
 async def test_a_finished_table_expires_with_its_code(redis: Redis) -> None:
     store = TableStore(redis)
     await _new_table(store)
-    await store.commit("t1", 0, Change({}, b"over", expire_seconds=600, code="ABCD"))
+    await store.commit("t1", 0, Change({}, [b"over"], expire_seconds=600, code="ABCD"))
     for key in (keys.table_state("t1"), keys.table_log("t1"), keys.table_code("ABCD")):
         assert 0 < await redis.ttl(key) <= 600

@@ -9,7 +9,7 @@ nothing of what the bytes mean: the service encodes them.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -42,22 +42,31 @@ return 'ok'
 
 _COMMIT = """
 -- KEYS: state, log, requests, timers, lobby, lobby listings, code
--- ARGV: 1 table id, 2 expected seq, 3 request key ('' = none), 4 event, 5 table channel,
---       6 timer op (keep|set|clear), 7 timer score, 8 lobby op (keep|list|unlist),
---       9 lobby score, 10 listing, 11 lobby channel, 12 lobby message, 13 log limit,
---       14 expire seconds (0 = keep), 15 request ttl, 16... field/value pairs
+-- ARGV: 1 table id, 2 expected seq, 3 request key ('' = none), 4 event count n,
+--       5 table channel, 6 timer op (keep|set|clear), 7 timer score,
+--       8 lobby op (keep|list|unlist), 9 lobby score, 10 listing, 11 lobby channel,
+--       12 lobby message, 13 log limit, 14 expire seconds (0 = keep), 15 request ttl,
+--       16 .. 15+n the events, then field/value pairs
 local seq = redis.call('HGET', KEYS[1], 'seq')
-if not seq then return {'missing', -1} end
+if not seq then return {'missing', -1, -1} end
 seq = tonumber(seq)
 if ARGV[3] ~= '' then
   local done = redis.call('HGET', KEYS[3], ARGV[3])
-  if done then return {'duplicate', tonumber(done)} end
+  if done then
+    local first, last = string.match(done, '(%d+):(%d+)')
+    return {'duplicate', tonumber(first), tonumber(last)}
+  end
 end
-if seq ~= tonumber(ARGV[2]) then return {'stale', seq} end
-local new_seq = seq + 1
+if seq ~= tonumber(ARGV[2]) then return {'stale', seq, seq} end
+local count = tonumber(ARGV[4])
+local new_seq = seq + count
 local fields = {'seq', new_seq}
-for i = 16, #ARGV do fields[#fields + 1] = ARGV[i] end
-local length = redis.call('RPUSH', KEYS[2], ARGV[4])
+for i = 16 + count, #ARGV do fields[#fields + 1] = ARGV[i] end
+local length = 0
+for i = 16, 15 + count do
+  length = redis.call('RPUSH', KEYS[2], ARGV[i])
+  redis.call('PUBLISH', ARGV[5], ARGV[i])
+end
 local limit = tonumber(ARGV[13])
 if length > limit then
   redis.call('LTRIM', KEYS[2], length - limit, -1)
@@ -65,9 +74,8 @@ if length > limit then
   fields[#fields + 1] = new_seq - limit + 1
 end
 redis.call('HSET', KEYS[1], unpack(fields))
-redis.call('PUBLISH', ARGV[5], ARGV[4])
 if ARGV[3] ~= '' then
-  redis.call('HSET', KEYS[3], ARGV[3], new_seq)
+  redis.call('HSET', KEYS[3], ARGV[3], (seq + 1) .. ':' .. new_seq)
   redis.call('EXPIRE', KEYS[3], tonumber(ARGV[15]))
 end
 if ARGV[6] == 'set' then
@@ -90,7 +98,7 @@ if expire > 0 then
   for i = 1, 3 do redis.call('EXPIRE', KEYS[i], expire) end
   redis.call('EXPIRE', KEYS[7], expire)
 end
-return {'ok', new_seq}
+return {'ok', seq + 1, new_seq}
 """
 
 _EVENTS_AFTER = """
@@ -172,8 +180,9 @@ class Change:
 
     fields: Mapping[str, bytes]
     """Fields to write (the rest stay as they are)."""
-    event: bytes
-    """The event to append and publish; it must carry the new seq (the read seq + 1)."""
+    events: Sequence[bytes]
+    """The events to append and publish, at least one; they must carry the seqs that follow
+    the read one (read seq + 1, + 2, ...)."""
     request_key: str | None = None
     """Identifies the command, so that a retry finds the seq it produced."""
     timer: TimerUpdate = TimerUpdate.KEEP
@@ -191,9 +200,11 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class Committed:
-    """A change's result: the seq of its event, and whether it was applied earlier."""
+    """A change's result: the seqs of its first and last events, and whether it had been
+    applied before (a retried request)."""
 
-    seq: int
+    first_seq: int
+    last_seq: int
     duplicate: bool = False
 
 
@@ -248,7 +259,10 @@ class TableStore:
         lobby_message: bytes = b"",
         timer_due_ms: int | None = None,
     ) -> None:
-        """Create a table at seq 0; raise :class:`TableExistsError` if the id or code is taken."""
+        """Create a table at seq 0 with an empty log.
+
+        Raises :class:`TableExistsError` if the id or the code is taken.
+        """
         outcome = await self._create(
             keys=[
                 keys.table_state(table_id),
@@ -281,8 +295,8 @@ class TableStore:
     async def commit(self, table_id: str, expected_seq: int, change: Change) -> Committed:
         """Apply ``change`` if the table is still at ``expected_seq``.
 
-        A change whose request key was seen before is not applied again: the seq it produced
-        then comes back with ``duplicate`` set.  Raises :class:`StaleSeqError` when the table
+        A change whose request key was seen before is not applied again: the seqs it produced
+        then come back with ``duplicate`` set.  Raises :class:`StaleSeqError` when the table
         moved on and :class:`TableNotFoundError` when it is gone.
         """
         reply = await self._commit(
@@ -300,7 +314,7 @@ class TableStore:
                 table_id,
                 expected_seq,
                 change.request_key or "",
-                change.event,
+                len(change.events),
                 keys.table_channel(table_id),
                 change.timer.value,
                 change.timer_due_ms,
@@ -312,16 +326,17 @@ class TableStore:
                 self._log_limit,
                 change.expire_seconds,
                 self._request_ttl,
+                *change.events,
                 *_flatten(change.fields),
             ],
         )
-        status, seq = reply[0], int(reply[1])
+        status, first, last = reply[0], int(reply[1]), int(reply[2])
         if status == b"ok":
-            return Committed(seq)
+            return Committed(first, last)
         if status == b"duplicate":
-            return Committed(seq, duplicate=True)
+            return Committed(first, last, duplicate=True)
         if status == b"stale":
-            raise StaleSeqError(seq)
+            raise StaleSeqError(first)
         raise TableNotFoundError(table_id)
 
     async def events_after(self, table_id: str, after_seq: int) -> EventsAfter:
@@ -339,12 +354,14 @@ class TableStore:
             return EventsAfter(seq, None)
         return EventsAfter(seq, [bytes(event) for event in reply[2:]])
 
-    async def event_at(self, table_id: str, seq: int) -> bytes | None:
-        """The event numbered ``seq``, if the log still holds it."""
-        found = await self.events_after(table_id, seq - 1)
-        if not found.events:
+    async def events_between(
+        self, table_id: str, first_seq: int, last_seq: int
+    ) -> list[bytes] | None:
+        """The events numbered ``first_seq`` to ``last_seq``, if the log still holds them."""
+        found = await self.events_after(table_id, first_seq - 1)
+        if found.events is None or len(found.events) < last_seq - first_seq + 1:
             return None
-        return found.events[0]
+        return found.events[: last_seq - first_seq + 1]
 
     async def table_for_code(self, code: str) -> str | None:
         """The id of the table with this join code."""
