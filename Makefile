@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test lint typecheck unit bench protos clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,9 +16,18 @@ run: $(BIN)/.installed
 
 test: lint typecheck unit
 
+BUF := npx --yes @bufbuild/buf@1.75.0
+
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python proto/build.py --check
+	$(BUF) lint
+	$(BUF) format -d --exit-code
+
+# Regenerate services/goti/api/v1 after editing proto/.
+protos: $(BIN)/.installed
+	$(BIN)/python proto/build.py
 
 typecheck: $(BIN)/.installed
 	$(BIN)/mypy
