@@ -131,6 +131,13 @@ def _redis_url(text: str) -> str:
     return url
 
 
+def _path(text: str) -> str:
+    path = text.strip()
+    if not path or "\0" in path:
+        raise _ParseError("a folder path")
+    return path
+
+
 def _log_level(text: str) -> str:
     level = text.strip().lower()
     if level not in LOG_LEVELS:
@@ -228,6 +235,12 @@ class Settings:
         "",
         "Redis holding live games; unset: goti serve starts an embedded Redis",
         _redis_url,
+    )
+    data_dir: str = _env(
+        "GOTI_DATA_DIR",
+        "~/.local/share/goti",
+        "Folder where goti serve keeps the embedded Redis's data, so games survive a restart",
+        _path,
     )
     ai_workers: int = _env(
         "GOTI_AI_WORKERS",

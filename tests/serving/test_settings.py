@@ -23,6 +23,7 @@ SAMPLES: dict[str, tuple[str, str, object]] = {
     "GOTI_REFEREE_TARGET": ("dns:///referee:50052", "referee_target", "dns:///referee:50052"),
     "GOTI_AI_TARGET": ("dns:///ai:50053", "ai_target", "dns:///ai:50053"),
     "GOTI_REDIS_URL": ("redis://redis:6379/0", "redis_url", "redis://redis:6379/0"),
+    "GOTI_DATA_DIR": ("/srv/goti", "data_dir", "/srv/goti"),
     "GOTI_AI_WORKERS": ("3", "ai_workers", 3),
     "GOTI_LOG_LEVEL": ("DEBUG", "log_level", "debug"),
     "GOTI_LOG_FORMAT": ("json", "log_format", "json"),
