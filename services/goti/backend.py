@@ -1,0 +1,194 @@
+"""The whole backend on one machine: what ``goti serve`` runs.
+
+Redis (the one ``GOTI_REDIS_URL`` names, else an embedded one keeping its data in
+``GOTI_DATA_DIR``), then the referee, the AI and the tables service, each its own process.
+It waits until each answers its health check, prints where clients connect, and on Ctrl-C or
+SIGTERM stops them in order — tables first, so no move is accepted that cannot be finished —
+then Redis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TextIO
+
+from goti.healthcheck import wait_until_serving
+from goti.redis_server import RedisServer, RedisServerError
+from goti.settings import Settings
+
+START_TIMEOUT_SECONDS = 60.0
+"""How long each service gets to answer its health check."""
+STOP_MARGIN_SECONDS = 5.0
+"""Beyond the grace period, how long a service gets to exit before it is killed."""
+POLL_SECONDS = 0.2
+
+
+class BackendError(RuntimeError):
+    """The backend could not start: the message says what failed and what to do."""
+
+
+@dataclass(slots=True)
+class ServiceProcess:
+    """One running service."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    target: str
+
+
+def _local_target(port: int) -> str:
+    return f"localhost:{port}"
+
+
+def child_environment(
+    settings: Settings, redis_url: str, base: Mapping[str, str]
+) -> dict[str, str]:
+    """The environment of the services: the caller's, pointed at this backend's parts."""
+    environment = dict(base)
+    environment.update(
+        {
+            "GOTI_REDIS_URL": redis_url,
+            "GOTI_REFEREE_TARGET": settings.referee_target or _local_target(settings.referee_port),
+            "GOTI_AI_TARGET": settings.ai_target or _local_target(settings.ai_port),
+            "GOTI_TABLES_PORT": str(settings.tables_port),
+            "GOTI_REFEREE_PORT": str(settings.referee_port),
+            "GOTI_AI_PORT": str(settings.ai_port),
+        }
+    )
+    return environment
+
+
+def _start_service(name: str, environment: Mapping[str, str], port: int) -> ServiceProcess:
+    # Each service gets a session of its own so that Ctrl-C reaches only this process, which
+    # then stops them in order.
+    process = subprocess.Popen(
+        [sys.executable, "-m", f"goti.{name}"],
+        env=dict(environment),
+        start_new_session=True,
+    )
+    return ServiceProcess(name, process, _local_target(port))
+
+
+def _stop(service: ServiceProcess, grace_seconds: float) -> int:
+    """Stop one service: SIGTERM (a graceful stop), then SIGKILL if it overstays."""
+    process = service.process
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(grace_seconds + STOP_MARGIN_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
+
+
+def _wait_healthy(services: Sequence[ServiceProcess]) -> None:
+    async def wait_all() -> None:
+        for service in services:
+            try:
+                await wait_until_serving(service.target, timeout=START_TIMEOUT_SECONDS)
+            except Exception as error:
+                exited = service.process.poll()
+                detail = f"it exited with status {exited}" if exited is not None else str(error)
+                raise BackendError(
+                    f"the {service.name} service did not become healthy at "
+                    f"{service.target}: {detail}"
+                ) from error
+
+    asyncio.run(wait_all())
+
+
+def _data_folder(settings: Settings) -> Path:
+    return Path(os.path.expanduser(settings.data_dir)) / "redis"
+
+
+def run_backend(
+    settings: Settings,
+    *,
+    out: TextIO = sys.stdout,
+    environment: Mapping[str, str] | None = None,
+    started: Callable[[], None] | None = None,
+) -> int:
+    """Run the backend until Ctrl-C or SIGTERM; returns the exit status."""
+    stopping = False
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    previous = {
+        signum: signal.signal(signum, request_stop) for signum in (signal.SIGINT, signal.SIGTERM)
+    }
+    redis: RedisServer | None = None
+    services: list[ServiceProcess] = []
+    status = 0
+    try:
+        redis_url = settings.redis_url
+        if not redis_url:
+            folder = _data_folder(settings)
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                redis = RedisServer(folder, persistent=True)
+                redis.start()
+            except RedisServerError as error:
+                raise BackendError(str(error)) from error
+            redis_url = redis.url
+            print(
+                f"Redis {'.'.join(map(str, redis.version()))} at {redis_url}, data in {folder}",
+                file=out,
+            )
+        child_env = child_environment(
+            settings, redis_url, os.environ if environment is None else environment
+        )
+        for name, port in (
+            ("referee", settings.referee_port),
+            ("ai", settings.ai_port),
+            ("tables", settings.tables_port),
+        ):
+            services.append(_start_service(name, child_env, port))
+        _wait_healthy(services)
+        tables = services[-1].target
+        print(
+            f"Goti is running. Clients connect to {tables} (gRPC).\n"
+            f"  Play in a terminal:  goti play --server {tables}\n"
+            "  Stop:                Ctrl-C",
+            file=out,
+            flush=True,
+        )
+        if started is not None:
+            started()
+        while not stopping:
+            for service in services:
+                if service.process.poll() is not None:
+                    print(
+                        f"the {service.name} service exited with status "
+                        f"{service.process.returncode}; stopping Goti",
+                        file=out,
+                        flush=True,
+                    )
+                    status = 1
+                    stopping = True
+                    break
+            time.sleep(POLL_SECONDS)
+    except BackendError as error:
+        print(f"goti: error: {error}", file=sys.stderr, flush=True)
+        status = 1
+    finally:
+        for service in reversed(services):
+            _stop(service, settings.grace_seconds)
+        if redis is not None:
+            redis.stop()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if status == 0:
+        print("Goti stopped.", file=out, flush=True)
+    return status
