@@ -24,6 +24,7 @@ lint: $(BIN)/.installed
 	$(BIN)/python proto/build.py --check
 	$(BUF) lint
 	$(BUF) format -d --exit-code
+	$(BIN)/check-jsonschema --builtin-schema vendor.compose-spec docker-compose.yml
 
 # Regenerate services/goti/api/v1 after editing proto/.
 protos: $(BIN)/.installed

@@ -1,0 +1,109 @@
+"""The deployment files agree with Goti: commands, variables, ports and the README's steps.
+
+No Docker engine runs where these tests run, so the files are checked, not run: the compose
+file against the Compose specification (``make lint``), and here against ``goti`` itself.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from goti.cli import build_parser
+from goti.settings import Settings, variables
+
+ROOT = Path(__file__).parents[2]
+COMPOSE: dict[str, Any] = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
+GOTI_SERVICES = {
+    name: spec for name, spec in SERVICES.items() if spec.get("image") == "goti:latest"
+}
+
+
+def test_every_goti_service_runs_the_one_image() -> None:
+    assert set(GOTI_SERVICES) == {"tables", "referee", "ai"}
+    for spec in GOTI_SERVICES.values():
+        assert spec["build"]["dockerfile"] == "services/Dockerfile"
+
+
+@pytest.mark.parametrize("name", ["tables", "referee", "ai"])
+def test_commands_are_ones_goti_accepts(name: str) -> None:
+    command = GOTI_SERVICES[name]["command"]
+    arguments = build_parser().parse_args(command)
+    assert arguments.command == "serve"
+    assert command[:2] == ["serve", name]
+
+
+@pytest.mark.parametrize("name", ["tables", "referee", "ai"])
+def test_variables_are_goti_settings_with_valid_values(name: str) -> None:
+    environment = {key: str(value) for key, value in GOTI_SERVICES[name]["environment"].items()}
+    known = {variable.name for variable in variables()}
+    assert set(environment) <= known
+    Settings.from_env(environment)  # raises, naming the variable, on a bad value
+
+
+@pytest.mark.parametrize("name", ["tables", "referee", "ai"])
+def test_health_checks_use_the_grpc_health_protocol_on_the_service_port(name: str) -> None:
+    spec = GOTI_SERVICES[name]
+    settings = Settings.from_env({k: str(v) for k, v in spec["environment"].items()})
+    port = getattr(settings, f"{name}_port")
+    assert spec["healthcheck"]["test"] == [
+        "CMD",
+        "python",
+        "-m",
+        "goti.healthcheck",
+        f"localhost:{port}",
+    ]
+
+
+def test_tables_find_referee_and_ai_by_dns_round_robin() -> None:
+    environment = GOTI_SERVICES["tables"]["environment"]
+    settings = Settings.from_env({k: str(v) for k, v in environment.items()})
+    assert settings.referee_target == f"dns:///referee:{Settings().referee_port}"
+    assert settings.ai_target == f"dns:///ai:{Settings().ai_port}"
+    assert environment["GOTI_REDIS_URL"].startswith("redis://redis:")
+    assert set(GOTI_SERVICES["tables"]["depends_on"]) == {"redis", "referee", "ai"}
+
+
+def test_redis_keeps_an_append_only_log_and_has_a_health_check() -> None:
+    redis = SERVICES["redis"]
+    assert "--appendonly" in redis["command"]
+    assert redis["command"][redis["command"].index("--appendonly") + 1] == "yes"
+    assert any(volume.endswith(":/data") for volume in redis["volumes"])
+    assert redis["healthcheck"]["test"][-1] == "ping"
+
+
+def test_the_client_port_is_published_once_and_reaches_the_tables_replicas() -> None:
+    published = [(name, port) for name, spec in SERVICES.items() for port in spec.get("ports", [])]
+    assert published == [("gateway", "50051:50051")]
+    nginx = (ROOT / "deploy" / "nginx.conf").read_text()
+    assert re.search(r"server tables:50051\b", nginx)
+    assert "grpc_pass grpc://tables;" in nginx
+
+
+def test_every_service_has_resource_limits() -> None:
+    for name, spec in SERVICES.items():
+        limits = spec["deploy"]["resources"]["limits"]
+        assert {"cpus", "memory"} <= set(limits), name
+
+
+def test_the_dockerfile_steps_are_the_readmes() -> None:
+    """Installing Goti in the image is what the README tells an operator to do by hand."""
+    dockerfile = (ROOT / "services" / "Dockerfile").read_text()
+    readme = (ROOT / "README.md").read_text()
+    installs = re.findall(r"^RUN (pip install [^\n]+)$", dockerfile, flags=re.MULTILINE)
+    assert installs, "the Dockerfile installs Goti with pip"
+    for install in installs:
+        assert install.replace("--no-cache-dir ", "") in readme
+    entrypoint = re.search(r'^ENTRYPOINT \["(\w+)"\]', dockerfile, flags=re.MULTILINE)
+    command = re.search(r"^CMD (\[.*\])$", dockerfile, flags=re.MULTILINE)
+    assert entrypoint is not None and command is not None
+    default = [entrypoint.group(1), *yaml.safe_load(command.group(1))]
+    assert shlex.join(default) in readme
+    for name in GOTI_SERVICES:
+        assert f"goti serve {name}" in readme
