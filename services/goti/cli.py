@@ -18,6 +18,7 @@ from goti.rules.game import Game
 from goti.rules.perft import divide, perft
 from goti.rules.position import Position
 from goti.rules.variants import Variant, find_variant
+from goti.settings import Settings, SettingsError, help_text
 
 USAGE_ERROR = 2
 
@@ -140,6 +141,39 @@ def _run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _port(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0-65535 (0: any free port), not {text!r}")
+    return int(text)
+
+
+# `goti serve SERVICE`: the gRPC libraries load only when a service starts, so the other
+# subcommands stay quick.
+
+
+def _serve_referee(settings: Settings, args: argparse.Namespace) -> None:
+    from goti import serving  # noqa: PLC0415
+    from goti.referee.servicer import bind  # noqa: PLC0415
+
+    serving.run_service("referee", bind, settings, port=args.port)
+
+
+SERVICES: dict[str, Callable[[Settings, argparse.Namespace], None]] = {
+    "referee": _serve_referee,
+}
+"""What ``goti serve`` can run, by name: each serves until Ctrl-C or SIGTERM."""
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:
+        print(f"goti serve: bad configuration:\n{error}", file=sys.stderr)
+        return USAGE_ERROR
+    SERVICES[args.service](settings, args)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``goti`` argument parser with every subcommand."""
     parser = _Parser(prog="goti", description="Goti: checkers tables, rules and engine.")
@@ -172,6 +206,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo_parser.add_argument("--plies", type=_depth, default=200, help="stop after this many plies")
     demo_parser.set_defaults(run=_run_demo)
+
+    serve_parser = commands.add_parser(
+        "serve",
+        help="run a Goti service until Ctrl-C or SIGTERM",
+        description="Run a Goti service until Ctrl-C or SIGTERM, which stop it gracefully.",
+        epilog=help_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve_parser.add_argument("service", choices=sorted(SERVICES), help="the service to run")
+    serve_parser.add_argument(
+        "--port",
+        type=_port,
+        help="gRPC port (default: the service's GOTI_*_PORT; 0: any free port, logged)",
+    )
+    serve_parser.set_defaults(run=_run_serve)
     return parser
 
 
