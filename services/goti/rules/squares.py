@@ -64,7 +64,8 @@ ALGEBRAIC: Final[dict[str, Square]] = {square_name(s): Square(s) for s in range(
 def parse_square(token: str) -> Square | None:
     """A square from ``'22'`` or ``'c3'``; None when the token names no playable square."""
     token = token.strip().lower()
-    if token.isdigit():
+    # isdigit() alone also passes digits int() cannot read, such as '²'.
+    if token.isascii() and token.isdigit():
         number = int(token)
         return Square(number) if 1 <= number <= 32 else None
     return ALGEBRAIC.get(token)
