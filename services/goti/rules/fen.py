@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 from goti.rules.color import Color
@@ -120,6 +121,9 @@ def _expand(body: str, token: str) -> list[Square]:
     return [square]
 
 
+# Every game view carries its start position's FEN, nearly always one of the two start
+# positions: remembering the last few boards' FENs saves writing them again.
+@functools.lru_cache(maxsize=64)
 def format_fen(board: Board, *, algebraic: bool) -> str:
     """Write a PDN FEN; numbers with ranges, or algebraic names one by one."""
     parts = [board.turn.letter]

@@ -52,10 +52,19 @@ _FILES: Final = "abcdefgh"
 
 def square_name(square: int) -> str:
     """The algebraic name of a square (``29`` -> ``'a1'``, ``1`` -> ``'b8'``)."""
+    if 1 <= square <= 32:
+        return _NAMES[square]
+    return _name(square)
+
+
+def _name(square: int) -> str:
     row, index = divmod(square - 1, 4)
     file = 2 * index + (1 if row % 2 == 0 else 0)
     return f"{_FILES[file]}{8 - row}"
 
+
+# Russian notation names every square of every legal move a game view lists: look them up.
+_NAMES: Final = ("", *(_name(s) for s in range(1, 33)))
 
 ALGEBRAIC: Final[dict[str, Square]] = {square_name(s): Square(s) for s in range(1, 33)}
 """Algebraic names of the 32 dark squares to their numbers (``'c3'`` -> ``22``)."""
