@@ -1,0 +1,1 @@
+"""The referee service through real gRPC servers and processes."""
