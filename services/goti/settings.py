@@ -138,6 +138,14 @@ def _path(text: str) -> str:
     return path
 
 
+def _base_url(text: str) -> str:
+    """The start of a link: a scheme, then anything without spaces (``https://goti.example/join/``)."""
+    url = text.strip()
+    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://\S*$", url):
+        raise _ParseError("a URL such as https://goti.example/join/")
+    return url
+
+
 def _log_level(text: str) -> str:
     level = text.strip().lower()
     if level not in LOG_LEVELS:
@@ -313,6 +321,56 @@ class Settings:
         "GOTI_MAX_CONCURRENT_STREAMS",
         0,
         "Calls open at once on one client connection (0: no limit)",
+        _count,
+    )
+
+    join_base_url: str = _env(
+        "GOTI_JOIN_BASE_URL",
+        "goti://join/",
+        "Start of the join link of every table; the table's code is appended to it",
+        _base_url,
+    )
+    finished_table_seconds: int = _env(
+        "GOTI_FINISHED_TABLE_SECONDS",
+        86_400,
+        "How long a finished table stays readable (record, PDN, rematch)",
+        _positive_count,
+    )
+    waiting_table_seconds: int = _env(
+        "GOTI_WAITING_TABLE_SECONDS",
+        86_400,
+        "How long a table waits for its second player before it is cleared away",
+        _positive_count,
+    )
+    idle_table_seconds: int = _env(
+        "GOTI_IDLE_TABLE_SECONDS",
+        30 * 86_400,
+        "How long an unfinished table nobody plays at is kept",
+        _positive_count,
+    )
+    heartbeat_seconds: float = _env(
+        "GOTI_HEARTBEAT_SECONDS",
+        15.0,
+        "Idle time after which a watch stream gets a heartbeat",
+        _positive_seconds,
+        shown_default="15",
+    )
+    joins_per_minute: int = _env(
+        "GOTI_JOINS_PER_MINUTE",
+        30,
+        "Tables one player may join in a minute, against guessing codes (0: no limit)",
+        _count,
+    )
+    tables_per_minute: int = _env(
+        "GOTI_TABLES_PER_MINUTE",
+        20,
+        "Tables one player may create in a minute (0: no limit)",
+        _count,
+    )
+    guests_per_minute: int = _env(
+        "GOTI_GUESTS_PER_MINUTE",
+        20,
+        "Guest players one client address may create in a minute (0: no limit)",
         _count,
     )
 

@@ -35,6 +35,18 @@ SAMPLES: dict[str, tuple[str, str, object]] = {
     "GOTI_MAX_CONNECTION_AGE_SECONDS": ("1800", "max_connection_age_seconds", 1800.0),
     "GOTI_MAX_PENDING_REQUESTS": ("50000", "max_pending_requests", 50000),
     "GOTI_MAX_CONCURRENT_STREAMS": ("1000", "max_concurrent_streams", 1000),
+    "GOTI_JOIN_BASE_URL": (
+        "https://goti.example/join/",
+        "join_base_url",
+        "https://goti.example/join/",
+    ),
+    "GOTI_FINISHED_TABLE_SECONDS": ("600", "finished_table_seconds", 600),
+    "GOTI_WAITING_TABLE_SECONDS": ("3600", "waiting_table_seconds", 3600),
+    "GOTI_IDLE_TABLE_SECONDS": ("7200", "idle_table_seconds", 7200),
+    "GOTI_HEARTBEAT_SECONDS": ("5", "heartbeat_seconds", 5.0),
+    "GOTI_JOINS_PER_MINUTE": ("0", "joins_per_minute", 0),
+    "GOTI_TABLES_PER_MINUTE": ("100", "tables_per_minute", 100),
+    "GOTI_GUESTS_PER_MINUTE": ("5", "guests_per_minute", 5),
 }
 
 
@@ -112,6 +124,8 @@ def test_documented_defaults_read_back_as_the_defaults() -> None:
         ("GOTI_HOST", "not a host", "GOTI_HOST must be a host name or an IP address"),
         ("GOTI_HOST", "-bad-", "GOTI_HOST must be a host name or an IP address"),
         ("GOTI_AI_TARGET", "ai 50053", "GOTI_AI_TARGET must be a gRPC target"),
+        ("GOTI_JOIN_BASE_URL", "goti.example", "GOTI_JOIN_BASE_URL must be a URL"),
+        ("GOTI_FINISHED_TABLE_SECONDS", "0", "GOTI_FINISHED_TABLE_SECONDS must be a whole number"),
     ],
 )
 def test_a_bad_value_is_an_error_naming_the_variable(name: str, text: str, message: str) -> None:
