@@ -11,16 +11,18 @@ from goti.tables import keys
 from goti.tables.store import (
     Change,
     LobbyUpdate,
+    RequestReusedError,
     StaleSeqError,
     TableExistsError,
     TableNotFoundError,
     TableStore,
     TimerUpdate,
+    request_key,
 )
 
 
 async def _new_table(store: TableStore, table_id: str = "t1", code: str = "ABCD") -> None:
-    await store.create(table_id, code, {"table": b"meta", "game": b"g0"})
+    await store.create(table_id, code, {"table": b"meta", "game": b"g0"}, expire_seconds=3600)
 
 
 async def test_create_then_load(redis: Redis) -> None:
@@ -69,13 +71,58 @@ async def test_stale_seq_changes_nothing(redis: Redis) -> None:
 async def test_a_retried_request_is_applied_once(redis: Redis) -> None:
     store = TableStore(redis)
     await _new_table(store)
-    change = Change({"game": b"g1"}, [b"move", b"over"], request_key="player:req-1")
+    key = request_key("player", "req-1", b"play 11-15")
+    change = Change({"game": b"g1"}, [b"move", b"over"], request_key=key)
     first = await store.commit("t1", 0, change)
     again = await store.commit("t1", 0, change)
     assert (first.first_seq, first.last_seq, first.duplicate) == (1, 2, False)
     assert (again.first_seq, again.last_seq, again.duplicate) == (1, 2, True)
+    assert await store.find_request("t1", key) == again
     assert (await store.load("t1")).seq == 2
     assert await store.events_between("t1", 1, 2) == [b"move", b"over"]
+    # The same request id for another command is refused, even at the right seq.
+    other = request_key("player", "req-1", b"resign")
+    with pytest.raises(RequestReusedError):
+        await store.commit("t1", 2, Change({}, [b"resigned"], request_key=other))
+    with pytest.raises(RequestReusedError):
+        await store.find_request("t1", other)
+    # Another player may use the same request id.
+    assert await store.find_request("t1", request_key("someone", "req-1", b"resign")) is None
+
+
+async def test_only_the_latest_requests_are_remembered(redis: Redis) -> None:
+    store = TableStore(redis, request_memory=3)
+    await _new_table(store)
+    for seq in range(5):
+        key = request_key("player", f"req-{seq}", b"x")
+        await store.commit("t1", seq, Change({}, [b"e"], request_key=key))
+    assert await redis.llen(keys.table_requests("t1")) == 3
+    assert await store.find_request("t1", request_key("player", "req-1", b"x")) is None
+    found = await store.find_request("t1", request_key("player", "req-4", b"x"))
+    assert found is not None and (found.first_seq, found.last_seq) == (5, 5)
+    # A forgotten request cannot land twice: its expected seq is stale by now.
+    with pytest.raises(StaleSeqError):
+        await store.commit(
+            "t1", 0, Change({}, [b"e"], request_key=request_key("player", "req-0", b"x"))
+        )
+
+
+async def test_the_log_may_be_leaner_than_what_is_published(redis: Redis) -> None:
+    store = TableStore(redis)
+    await _new_table(store)
+    async with redis.pubsub() as pubsub:
+        await pubsub.subscribe(keys.table_channel("t1"))
+        await pubsub.get_message(timeout=1)
+        await store.commit(
+            "t1", 0, Change({}, [b"lean-1", b"lean-2"], published=[b"full-1", b"full-2"])
+        )
+        received = []
+        for _ in range(2):
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=2)
+            assert message is not None
+            received.append(message["data"])
+    assert received == [b"full-1", b"full-2"]
+    assert (await store.events_after("t1", 0)).events == [b"lean-1", b"lean-2"]
 
 
 async def test_racing_commits_exactly_one_lands(redis: Redis) -> None:
@@ -140,6 +187,7 @@ async def test_lobby_listing_and_unlisting(redis: Redis) -> None:
             "t1",
             "AAAA",
             {"game": b"g"},
+            expire_seconds=3600,
             lobby_score=1,
             lobby_listing=b"L1",
             lobby_message=b"open-1",
@@ -148,6 +196,7 @@ async def test_lobby_listing_and_unlisting(redis: Redis) -> None:
             "t2",
             "BBBB",
             {"game": b"g"},
+            expire_seconds=3600,
             lobby_score=2,
             lobby_listing=b"L2",
             lobby_message=b"open-2",
@@ -171,3 +220,40 @@ async def test_a_finished_table_expires_with_its_code(redis: Redis) -> None:
     await store.commit("t1", 0, Change({}, [b"over"], expire_seconds=600, code="ABCD"))
     for key in (keys.table_state("t1"), keys.table_log("t1"), keys.table_code("ABCD")):
         assert 0 < await redis.ttl(key) <= 600
+
+
+async def test_a_table_still_at_its_seq_is_discarded_with_its_listing(redis: Redis) -> None:
+    store = TableStore(redis)
+    await store.create(
+        "t1", "AAAA", {"game": b"g"}, expire_seconds=3600, lobby_score=1, lobby_listing=b"L1"
+    )
+    await store.commit("t1", 0, Change({}, [b"e1"]))
+    assert not await store.discard("t1", 0, "AAAA")
+    assert await store.discard("t1", 1, "AAAA", lobby_message=b"closed")
+    assert await store.lobby(10) == []
+    assert await store.table_for_code("AAAA") is None
+    for key in (keys.table_state("t1"), keys.table_log("t1")):
+        assert not await redis.exists(key)
+    assert not await store.discard("t1", 1, "AAAA")
+
+
+async def test_rate_limits_count_per_window(redis: Redis) -> None:
+    store = TableStore(redis)
+    key = keys.rate_limit("p1", "join")
+    assert [await store.hit_rate_limit(key, 2, 60_000) for _ in range(2)] == [0, 0]
+    wait = await store.hit_rate_limit(key, 2, 60_000)
+    assert 0 < wait <= 60_000
+
+
+async def test_a_result_counts_once_in_the_streaks(redis: Redis) -> None:
+    store = TableStore(redis)
+    assert await store.create_player("p1", {"name": b"Ann", "created": b"1"})
+    assert not await store.create_player("p1", {"name": b"Bob", "created": b"2"})
+    for table_id, won in (("a", True), ("a", True), ("b", True), ("c", False), ("d", True)):
+        await store.record_result("p1", table_id, won=won, remember_seconds=60)
+    player = await store.load_player("p1")
+    assert player is not None
+    assert (player.fields["win_streak"], player.fields["best_streak"]) == (b"1", b"2")
+    assert await store.update_player("p1", {"name": b"Cy"})
+    assert not await store.update_player("nobody", {"name": b"Cy"})
+    assert await store.player_field("p1", "name") == b"Cy"

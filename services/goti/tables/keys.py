@@ -22,6 +22,10 @@ LOBBY_LISTINGS = f"{PREFIX}lobby:listings"
 LOBBY_CHANNEL = f"{PREFIX}lobby:changes"
 """Pub/sub: each lobby change (protobuf bytes)."""
 
+IDLE_CHANNEL = f"{PREFIX}idle"
+"""Pub/sub: never carries anything; a pub/sub connection with nothing else to listen to
+subscribes to it, so that it has something to read."""
+
 
 def table_state(table_id: str) -> str:
     """Hash: the table (``seq``, ``log_first``, and the service's own fields)."""
@@ -34,7 +38,8 @@ def table_log(table_id: str) -> str:
 
 
 def table_requests(table_id: str) -> str:
-    """Hash: request key -> the ``seq`` its command produced, for idempotent retries."""
+    """List: the table's latest commands (request digest, fingerprint, the seqs they
+    produced), newest last, for idempotent retries."""
     return f"{PREFIX}{{t:{table_id}}}:requests"
 
 
@@ -53,6 +58,21 @@ def player(player_id: str) -> str:
     return f"{PREFIX}{{p:{player_id}}}:player"
 
 
+def player_results(player_id: str) -> str:
+    """Set: the finished games against the computer already counted in the player's streaks."""
+    return f"{PREFIX}{{p:{player_id}}}:results"
+
+
+def player_request(player_id: str, request_id: str) -> str:
+    """String: the table a player's CreateTable request made, for idempotent retries."""
+    return f"{PREFIX}{{p:{player_id}}}:request:{request_id}"
+
+
 def rate_limit(player_id: str, action: str) -> str:
     """String counter: how often a player did ``action`` in the current window."""
     return f"{PREFIX}{{p:{player_id}}}:rate:{action}"
+
+
+def address_rate_limit(address: str, action: str) -> str:
+    """String counter: how often a client address did ``action`` in the current window."""
+    return f"{PREFIX}rate:{action}:{address}"

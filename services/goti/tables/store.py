@@ -1,36 +1,49 @@
-"""The tables service's one I/O adapter: tables, their event logs and the timers, in Redis.
+"""The tables service's one I/O adapter: tables, their event logs, timers, the lobby and
+players, in Redis.
 
 Every change to a table is one Lua script that checks the table's ``seq`` and, all or
-nothing, writes the new fields, appends the event to the log, publishes it, records the
-request for idempotent retries, and updates the timers and the lobby.  The store knows
-nothing of what the bytes mean: the service encodes them.
+nothing, writes the new fields, appends the events to the log, publishes them, records the
+request for idempotent retries, and updates the timers, the lobby and the table's expiry.
+The store knows nothing of what the bytes mean: the service encodes them.
+
+Every Redis failure leaves as :class:`StoreUnavailableError`, so callers answer UNAVAILABLE
+without knowing Redis' own exceptions.
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Final
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, cast
 
+from redis import exceptions as redis_errors
 from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
 
 from goti.tables import keys
 
 DEFAULT_LOG_LIMIT: Final = 400
 """Events kept per table: a long game plus its draw offers; older ones give way to snapshots."""
-DEFAULT_REQUEST_TTL_SECONDS: Final = 24 * 3600
-"""How long a request key is remembered for idempotent retries."""
+DEFAULT_REQUEST_MEMORY: Final = 16
+"""Commands remembered per table for idempotent retries.  A retry of an older one cannot be
+applied twice either: its ``expected_seq`` is stale by then, so it is refused."""
+REQUEST_DIGEST_BYTES: Final = 12
+FINGERPRINT_BYTES: Final = 8
 
 _CREATE = """
--- KEYS: state, code, lobby, lobby listings, timers
+-- KEYS: state, code, lobby, lobby listings, timers, log, requests
 -- ARGV: table id, lobby score ('' = not listed), listing, lobby channel, lobby message,
---       timer score ('' = none), then field/value pairs
+--       timer score ('' = none), expire seconds, then field/value pairs
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
-if not redis.call('SET', KEYS[2], ARGV[1], 'NX') then return 'code_taken' end
+if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'EX', ARGV[7]) then return 'code_taken' end
 local fields = {'seq', 0, 'log_first', 1}
-for i = 7, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 8, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('DEL', KEYS[6], KEYS[7])
 redis.call('HSET', KEYS[1], unpack(fields))
+redis.call('EXPIRE', KEYS[1], ARGV[7])
 if ARGV[2] ~= '' then
   redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
   redis.call('HSET', KEYS[4], ARGV[1], ARGV[3])
@@ -45,27 +58,36 @@ _COMMIT = """
 -- ARGV: 1 table id, 2 expected seq, 3 request key ('' = none), 4 event count n,
 --       5 table channel, 6 timer op (keep|set|clear), 7 timer score,
 --       8 lobby op (keep|list|unlist), 9 lobby score, 10 listing, 11 lobby channel,
---       12 lobby message, 13 log limit, 14 expire seconds (0 = keep), 15 request ttl,
---       16 .. 15+n the events, then field/value pairs
+--       12 lobby message, 13 log limit, 14 expire seconds, 15 requests remembered,
+--       16 .. 15+n the events to log, 16+n .. 15+2n the events to publish,
+--       then field/value pairs
 local seq = redis.call('HGET', KEYS[1], 'seq')
 if not seq then return {'missing', -1, -1} end
 seq = tonumber(seq)
-if ARGV[3] ~= '' then
-  local done = redis.call('HGET', KEYS[3], ARGV[3])
-  if done then
-    local first, last = string.match(done, '(%d+):(%d+)')
-    return {'duplicate', tonumber(first), tonumber(last)}
+local request = ARGV[3]
+if request ~= '' then
+  local digest = string.sub(request, 1, 12)
+  local remembered = redis.call('LRANGE', KEYS[3], 0, -1)
+  for i = #remembered, 1, -1 do
+    local entry = remembered[i]
+    if string.sub(entry, 1, 12) == digest then
+      if string.sub(entry, 13, 20) ~= string.sub(request, 13, 20) then
+        return {'reused', seq, seq}
+      end
+      local first, last = string.match(string.sub(entry, 21), '(%d+):(%d+)')
+      return {'duplicate', tonumber(first), tonumber(last)}
+    end
   end
 end
 if seq ~= tonumber(ARGV[2]) then return {'stale', seq, seq} end
 local count = tonumber(ARGV[4])
 local new_seq = seq + count
 local fields = {'seq', new_seq}
-for i = 16 + count, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 16 + 2 * count, #ARGV do fields[#fields + 1] = ARGV[i] end
 local length = 0
 for i = 16, 15 + count do
   length = redis.call('RPUSH', KEYS[2], ARGV[i])
-  redis.call('PUBLISH', ARGV[5], ARGV[i])
+  redis.call('PUBLISH', ARGV[5], ARGV[i + count])
 end
 local limit = tonumber(ARGV[13])
 if length > limit then
@@ -74,9 +96,9 @@ if length > limit then
   fields[#fields + 1] = new_seq - limit + 1
 end
 redis.call('HSET', KEYS[1], unpack(fields))
-if ARGV[3] ~= '' then
-  redis.call('HSET', KEYS[3], ARGV[3], (seq + 1) .. ':' .. new_seq)
-  redis.call('EXPIRE', KEYS[3], tonumber(ARGV[15]))
+if request ~= '' then
+  redis.call('RPUSH', KEYS[3], request .. (seq + 1) .. ':' .. new_seq)
+  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[15]), -1)
 end
 if ARGV[6] == 'set' then
   redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])
@@ -96,9 +118,39 @@ end
 local expire = tonumber(ARGV[14])
 if expire > 0 then
   for i = 1, 3 do redis.call('EXPIRE', KEYS[i], expire) end
-  redis.call('EXPIRE', KEYS[7], expire)
+  if KEYS[7] ~= KEYS[1] then redis.call('EXPIRE', KEYS[7], expire) end
 end
 return {'ok', seq + 1, new_seq}
+"""
+
+_FIND_REQUEST = """
+-- KEYS: requests.  ARGV: request key.  {'duplicate', first, last}, {'reused'} or {'none'}.
+local digest = string.sub(ARGV[1], 1, 12)
+local remembered = redis.call('LRANGE', KEYS[1], 0, -1)
+for i = #remembered, 1, -1 do
+  local entry = remembered[i]
+  if string.sub(entry, 1, 12) == digest then
+    if string.sub(entry, 13, 20) ~= string.sub(ARGV[1], 13, 20) then return {'reused'} end
+    local first, last = string.match(string.sub(entry, 21), '(%d+):(%d+)')
+    return {'duplicate', tonumber(first), tonumber(last)}
+  end
+end
+return {'none'}
+"""
+
+_DISCARD = """
+-- KEYS: state, log, requests, code, timers, lobby, lobby listings
+-- ARGV: table id, expected seq, lobby channel, lobby message
+local seq = redis.call('HGET', KEYS[1], 'seq')
+if not seq then return 'missing' end
+if tonumber(seq) ~= tonumber(ARGV[2]) then return 'stale' end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('ZREM', KEYS[5], ARGV[1])
+if redis.call('ZREM', KEYS[6], ARGV[1]) == 1 then
+  redis.call('HDEL', KEYS[7], ARGV[1])
+  redis.call('PUBLISH', ARGV[3], ARGV[4])
+end
+return 'ok'
 """
 
 _EVENTS_AFTER = """
@@ -125,17 +177,67 @@ return {until_ms, unpack(due)}
 """
 
 _RELEASE = """
--- KEYS: timers.  ARGV: table id, lease end.  Drops a claimed entry nobody has moved since.
+-- KEYS: timers.  ARGV: table id, lease end, new due time ('' = drop).
+-- Drops (or reschedules) a claimed entry nobody has moved since.
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if score and tonumber(score) == tonumber(ARGV[2]) then
-  return redis.call('ZREM', KEYS[1], ARGV[1])
+  if ARGV[3] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
 end
 return 0
 """
 
+_HIT = """
+-- KEYS: counter.  ARGV: limit, window (ms).  0 when allowed, else ms until the window ends.
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if count <= tonumber(ARGV[1]) then return 0 end
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  left = tonumber(ARGV[2])
+end
+return left
+"""
+
+_RECORD_RESULT = """
+-- KEYS: player, counted results.  ARGV: table id, won (1|0), remember seconds.
+-- Counts a finished game against the computer once in the player's streaks.
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+if ARGV[2] == '1' then
+  local streak = redis.call('HINCRBY', KEYS[1], 'win_streak', 1)
+  local best = tonumber(redis.call('HGET', KEYS[1], 'best_streak') or '0')
+  if streak > best then redis.call('HSET', KEYS[1], 'best_streak', streak) end
+else
+  redis.call('HSET', KEYS[1], 'win_streak', 0)
+end
+return 1
+"""
+
+_NEW_PLAYER = """
+-- KEYS: player.  ARGV: field/value pairs.  1 when written, 0 if the id is taken.
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+
+_UPDATE_PLAYER = """
+-- KEYS: player.  ARGV: field/value pairs.  1 when written, 0 if there is no such player.
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+
+
+class StoreUnavailableError(Exception):
+    """Redis could not be reached or did not answer in time."""
+
 
 class TableNotFoundError(LookupError):
-    """No table with this id (never created, or expired)."""
+    """No table with this id (never created, cleared away, or expired)."""
 
 
 class StaleSeqError(Exception):
@@ -144,6 +246,10 @@ class StaleSeqError(Exception):
     def __init__(self, current_seq: int) -> None:
         super().__init__(f"the table is at seq {current_seq}")
         self.current_seq = current_seq
+
+
+class RequestReusedError(Exception):
+    """The request id was used before, by the same player, for a different command."""
 
 
 class TableExistsError(Exception):
@@ -166,6 +272,16 @@ class LobbyUpdate(enum.Enum):
     UNLIST = "unlist"
 
 
+def request_key(player_id: str, request_id: str, fingerprint: bytes) -> bytes:
+    """How a table remembers a player's command: a digest of who asked and the request id,
+    then a digest of what was asked (so a request id reused for another command shows)."""
+    who = hashlib.blake2b(
+        f"{player_id}\0{request_id}".encode(), digest_size=REQUEST_DIGEST_BYTES
+    ).digest()
+    what = hashlib.blake2b(fingerprint, digest_size=FINGERPRINT_BYTES).digest()
+    return who + what
+
+
 @dataclass(frozen=True, slots=True)
 class StoredTable:
     """A table as read: its ``seq`` and the service's fields."""
@@ -181,10 +297,13 @@ class Change:
     fields: Mapping[str, bytes]
     """Fields to write (the rest stay as they are)."""
     events: Sequence[bytes]
-    """The events to append and publish, at least one; they must carry the seqs that follow
+    """The events to append to the log, at least one; they must carry the seqs that follow
     the read one (read seq + 1, + 2, ...)."""
-    request_key: str | None = None
-    """Identifies the command, so that a retry finds the seq it produced."""
+    published: Sequence[bytes] | None = None
+    """The same events as watchers get them live, one for one; None publishes ``events``.
+    The log may keep a leaner form than what is published."""
+    request_key: bytes | None = None
+    """Identifies the command (:func:`request_key`), so that a retry finds what it produced."""
     timer: TimerUpdate = TimerUpdate.KEEP
     timer_due_ms: int = 0
     lobby: LobbyUpdate = LobbyUpdate.KEEP
@@ -193,7 +312,7 @@ class Change:
     lobby_message: bytes = b""
     """Published on the lobby channel when the listing changes."""
     expire_seconds: int = 0
-    """When the table is finished: keep it this long, then let Redis drop it."""
+    """Keep the table this long from now, then let Redis drop it (0: as it was)."""
     code: str = ""
     """The table's join code, which expires with it."""
 
@@ -224,29 +343,78 @@ class Claim:
     lease_until_ms: int
 
 
+@dataclass(frozen=True, slots=True)
+class LobbyEntry:
+    """One open table in the lobby: its id, when it opened (ms) and its listing."""
+
+    table_id: str
+    opened_ms: int
+    listing: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPlayer:
+    """A player as read."""
+
+    player_id: str
+    fields: Mapping[str, bytes] = field(default_factory=dict)
+
+
+@contextlib.contextmanager
+def _reachable() -> Iterator[None]:
+    """Turn Redis' connection troubles into :class:`StoreUnavailableError`."""
+    try:
+        yield
+    except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
+        raise StoreUnavailableError(f"Redis did not answer: {error}") from error
+    except redis_errors.ResponseError as error:
+        # A server that is loading its data, read-only after a failover or out of memory
+        # answers with an error reply; it is still the store being unavailable.
+        if str(error).startswith(("LOADING", "READONLY", "MASTERDOWN", "OOM", "MISCONF")):
+            raise StoreUnavailableError(f"Redis refused: {error}") from error
+        raise
+
+
 class TableStore:
-    """Tables in Redis, behind the compare-and-set on ``seq``."""
+    """Tables and players in Redis, every table change behind a compare-and-set on ``seq``."""
 
     def __init__(
         self,
         redis: Redis,
         *,
         log_limit: int = DEFAULT_LOG_LIMIT,
-        request_ttl_seconds: int = DEFAULT_REQUEST_TTL_SECONDS,
+        request_memory: int = DEFAULT_REQUEST_MEMORY,
     ) -> None:
         self._redis = redis
         self._log_limit = log_limit
-        self._request_ttl = request_ttl_seconds
+        self._request_memory = request_memory
         self._create = redis.register_script(_CREATE)
         self._commit = redis.register_script(_COMMIT)
+        self._find_request = redis.register_script(_FIND_REQUEST)
+        self._discard = redis.register_script(_DISCARD)
         self._events_after = redis.register_script(_EVENTS_AFTER)
         self._claim = redis.register_script(_CLAIM)
         self._release = redis.register_script(_RELEASE)
+        self._hit = redis.register_script(_HIT)
+        self._record_result = redis.register_script(_RECORD_RESULT)
+        self._new_player = redis.register_script(_NEW_PLAYER)
+        self._update_player = redis.register_script(_UPDATE_PLAYER)
 
     @property
     def redis(self) -> Redis:
         """The client this store uses."""
         return self._redis
+
+    def subscriber(self) -> PubSub:
+        """A new pub/sub connection (its owner closes it)."""
+        return self._redis.pubsub(ignore_subscribe_messages=False)
+
+    async def ping(self) -> None:
+        """Check that Redis answers."""
+        with _reachable():
+            await self._redis.ping()
+
+    # -- tables -------------------------------------------------------------------------------
 
     async def create(
         self,
@@ -254,82 +422,100 @@ class TableStore:
         code: str,
         fields: Mapping[str, bytes],
         *,
+        expire_seconds: int,
         lobby_score: int | None = None,
         lobby_listing: bytes = b"",
         lobby_message: bytes = b"",
         timer_due_ms: int | None = None,
     ) -> None:
-        """Create a table at seq 0 with an empty log.
+        """Create a table at seq 0 with an empty log, kept ``expire_seconds`` unless changed.
 
         Raises :class:`TableExistsError` if the id or the code is taken.
         """
-        outcome = await self._create(
-            keys=[
-                keys.table_state(table_id),
-                keys.table_code(code),
-                keys.LOBBY,
-                keys.LOBBY_LISTINGS,
-                keys.TIMERS,
-            ],
-            args=[
-                table_id,
-                "" if lobby_score is None else lobby_score,
-                lobby_listing,
-                keys.LOBBY_CHANNEL,
-                lobby_message,
-                "" if timer_due_ms is None else timer_due_ms,
-                *_flatten(fields),
-            ],
-        )
+        with _reachable():
+            outcome = await self._create(
+                keys=[
+                    keys.table_state(table_id),
+                    keys.table_code(code),
+                    keys.LOBBY,
+                    keys.LOBBY_LISTINGS,
+                    keys.TIMERS,
+                    keys.table_log(table_id),
+                    keys.table_requests(table_id),
+                ],
+                args=[
+                    table_id,
+                    "" if lobby_score is None else lobby_score,
+                    lobby_listing,
+                    keys.LOBBY_CHANNEL,
+                    lobby_message,
+                    "" if timer_due_ms is None else timer_due_ms,
+                    expire_seconds,
+                    *_flatten(fields),
+                ],
+            )
         if outcome != b"ok":
             raise TableExistsError(f"table {table_id} or code {code}: {outcome.decode()}")
 
     async def load(self, table_id: str) -> StoredTable:
         """The table's seq and fields; raise :class:`TableNotFoundError` if there is none."""
-        raw = await self._redis.hgetall(keys.table_state(table_id))
+        with _reachable():
+            raw = await self._redis.hgetall(keys.table_state(table_id))
         if not raw:
             raise TableNotFoundError(table_id)
         fields = {_as_bytes(name).decode(): _as_bytes(value) for name, value in raw.items()}
         return StoredTable(int(fields["seq"]), fields)
+
+    async def seq(self, table_id: str) -> int | None:
+        """The table's seq now; None when the table is gone."""
+        with _reachable():
+            value = await self._redis.hget(keys.table_state(table_id), "seq")
+        return None if value is None else int(value)
 
     async def commit(self, table_id: str, expected_seq: int, change: Change) -> Committed:
         """Apply ``change`` if the table is still at ``expected_seq``.
 
         A change whose request key was seen before is not applied again: the seqs it produced
         then come back with ``duplicate`` set.  Raises :class:`StaleSeqError` when the table
-        moved on and :class:`TableNotFoundError` when it is gone.
+        moved on, :class:`RequestReusedError` when the request id was used for another
+        command, and :class:`TableNotFoundError` when the table is gone.
         """
-        reply = await self._commit(
-            keys=[
-                keys.table_state(table_id),
-                keys.table_log(table_id),
-                keys.table_requests(table_id),
-                keys.TIMERS,
-                keys.LOBBY,
-                keys.LOBBY_LISTINGS,
-                # The join code expires with the table; without one, the state key stands in.
-                keys.table_code(change.code) if change.code else keys.table_state(table_id),
-            ],
-            args=[
-                table_id,
-                expected_seq,
-                change.request_key or "",
-                len(change.events),
-                keys.table_channel(table_id),
-                change.timer.value,
-                change.timer_due_ms,
-                change.lobby.value,
-                change.lobby_score,
-                change.lobby_listing,
-                keys.LOBBY_CHANNEL,
-                change.lobby_message,
-                self._log_limit,
-                change.expire_seconds,
-                self._request_ttl,
-                *change.events,
-                *_flatten(change.fields),
-            ],
-        )
+        published = change.events if change.published is None else change.published
+        if not change.events or len(published) != len(change.events):
+            raise ValueError("a change appends at least one event, published one for one")
+        with _reachable():
+            reply = await self._commit(
+                keys=[
+                    keys.table_state(table_id),
+                    keys.table_log(table_id),
+                    keys.table_requests(table_id),
+                    keys.TIMERS,
+                    keys.LOBBY,
+                    keys.LOBBY_LISTINGS,
+                    # The join code expires with the table; without one, the state key stands in.
+                    keys.table_code(change.code) if change.code else keys.table_state(table_id),
+                ],
+                args=[
+                    table_id,
+                    expected_seq,
+                    change.request_key or "",
+                    len(change.events),
+                    keys.table_channel(table_id),
+                    change.timer.value,
+                    change.timer_due_ms,
+                    change.lobby.value,
+                    change.lobby_score,
+                    change.lobby_listing,
+                    keys.LOBBY_CHANNEL,
+                    change.lobby_message,
+                    self._log_limit,
+                    change.expire_seconds,
+                    self._request_memory,
+                    *change.events,
+                    *published,
+                    *_flatten(change.fields),
+                ],
+            )
         status, first, last = reply[0], int(reply[1]), int(reply[2])
         if status == b"ok":
             return Committed(first, last)
@@ -337,13 +523,49 @@ class TableStore:
             return Committed(first, last, duplicate=True)
         if status == b"stale":
             raise StaleSeqError(first)
+        if status == b"reused":
+            raise RequestReusedError(table_id)
         raise TableNotFoundError(table_id)
+
+    async def find_request(self, table_id: str, key: bytes) -> Committed | None:
+        """What a remembered command produced, or None if the table does not remember it.
+
+        Raises :class:`RequestReusedError` if the request id was used for another command.
+        """
+        with _reachable():
+            reply = await self._find_request(keys=[keys.table_requests(table_id)], args=[key])
+        if reply[0] == b"duplicate":
+            return Committed(int(reply[1]), int(reply[2]), duplicate=True)
+        if reply[0] == b"reused":
+            raise RequestReusedError(table_id)
+        return None
+
+    async def discard(
+        self, table_id: str, expected_seq: int, code: str, *, lobby_message: bytes = b""
+    ) -> bool:
+        """Delete a table that is still at ``expected_seq``, with its log, code, timer and
+        lobby listing; False if it moved on or is gone."""
+        with _reachable():
+            outcome = await self._discard(
+                keys=[
+                    keys.table_state(table_id),
+                    keys.table_log(table_id),
+                    keys.table_requests(table_id),
+                    keys.table_code(code),
+                    keys.TIMERS,
+                    keys.LOBBY,
+                    keys.LOBBY_LISTINGS,
+                ],
+                args=[table_id, expected_seq, keys.LOBBY_CHANNEL, lobby_message],
+            )
+        return bool(outcome == b"ok")
 
     async def events_after(self, table_id: str, after_seq: int) -> EventsAfter:
         """The events after ``after_seq``, oldest first (None if trimmed from the log)."""
-        reply = await self._events_after(
-            keys=[keys.table_state(table_id), keys.table_log(table_id)], args=[after_seq]
-        )
+        with _reachable():
+            reply = await self._events_after(
+                keys=[keys.table_state(table_id), keys.table_log(table_id)], args=[after_seq]
+            )
         seq = int(reply[0])
         if seq < 0:
             raise TableNotFoundError(table_id)
@@ -365,19 +587,52 @@ class TableStore:
 
     async def table_for_code(self, code: str) -> str | None:
         """The id of the table with this join code."""
-        table_id = await self._redis.get(keys.table_code(code))
+        with _reachable():
+            table_id = await self._redis.get(keys.table_code(code))
         return None if table_id is None else _as_bytes(table_id).decode()
+
+    # -- the lobby ----------------------------------------------------------------------------
 
     async def lobby(self, limit: int) -> list[bytes]:
         """The listings of the open public tables, newest first."""
-        table_ids = [
-            _as_bytes(name)
-            for name in await self._redis.zrange(keys.LOBBY, 0, limit - 1, desc=True)
+        return [entry.listing for entry in await self.lobby_page(None, limit)]
+
+    async def lobby_page(self, before: tuple[int, str] | None, limit: int) -> list[LobbyEntry]:
+        """Up to ``limit`` open tables, newest first, starting after the entry ``before``
+        (its opening time and id), or from the newest one."""
+        with _reachable():
+            if before is None:
+                reply = cast(
+                    list[tuple[bytes, float]],
+                    await self._redis.zrevrangebyscore(
+                        keys.LOBBY, "+inf", "-inf", start=0, num=limit, withscores=True
+                    ),
+                )
+                found = [(_as_bytes(name), int(score)) for name, score in reply]
+            else:
+                # Entries with the same score come in reverse id order: skip to the cursor.
+                opened_ms, last_id = before
+                reply = cast(
+                    list[tuple[bytes, float]],
+                    await self._redis.zrevrangebyscore(
+                        keys.LOBBY, opened_ms, "-inf", start=0, num=limit + 64, withscores=True
+                    ),
+                )
+                found = [
+                    (_as_bytes(name), int(score))
+                    for name, score in reply
+                    if int(score) < opened_ms or _as_bytes(name).decode() < last_id
+                ][:limit]
+            if not found:
+                return []
+            listings = await self._redis.hmget(keys.LOBBY_LISTINGS, [name for name, _ in found])
+        return [
+            LobbyEntry(name.decode(), score, _as_bytes(listing))
+            for (name, score), listing in zip(found, listings, strict=True)
+            if listing is not None
         ]
-        if not table_ids:
-            return []
-        listings = await self._redis.hmget(keys.LOBBY_LISTINGS, table_ids)
-        return [_as_bytes(listing) for listing in listings if listing is not None]
+
+    # -- timers -------------------------------------------------------------------------------
 
     async def claim_due(self, now_ms: int, lease_ms: int, limit: int) -> Claim:
         """Take up to ``limit`` tables whose timers are due, for ``lease_ms``.
@@ -386,12 +641,83 @@ class TableStore:
         lease ends; the action itself goes through :meth:`commit`, so two replicas never
         both land one.
         """
-        reply = await self._claim(keys=[keys.TIMERS], args=[now_ms, lease_ms, limit])
+        with _reachable():
+            reply = await self._claim(keys=[keys.TIMERS], args=[now_ms, lease_ms, limit])
         return Claim([table_id.decode() for table_id in reply[1:]], int(reply[0]))
 
-    async def release(self, table_id: str, lease_until_ms: int) -> None:
-        """Drop a claimed timer that needed no action, unless it was reset meanwhile."""
-        await self._release(keys=[keys.TIMERS], args=[table_id, lease_until_ms])
+    async def release(
+        self, table_id: str, lease_until_ms: int, *, reschedule_ms: int | None = None
+    ) -> None:
+        """Drop a claimed timer (or move it to ``reschedule_ms``), unless it was set again
+        meanwhile."""
+        with _reachable():
+            await self._release(
+                keys=[keys.TIMERS],
+                args=[table_id, lease_until_ms, "" if reschedule_ms is None else reschedule_ms],
+            )
+
+    # -- players ------------------------------------------------------------------------------
+
+    async def create_player(self, player_id: str, fields: Mapping[str, bytes]) -> bool:
+        """Store a new player; False if the id is taken."""
+        with _reachable():
+            created = await self._new_player(keys=[keys.player(player_id)], args=_flatten(fields))
+        return bool(created)
+
+    async def load_player(self, player_id: str) -> StoredPlayer | None:
+        """A player's fields; None if there is no such player."""
+        with _reachable():
+            raw = await self._redis.hgetall(keys.player(player_id))
+        if not raw:
+            return None
+        return StoredPlayer(
+            player_id, {_as_bytes(name).decode(): _as_bytes(value) for name, value in raw.items()}
+        )
+
+    async def player_field(self, player_id: str, name: str) -> bytes | None:
+        """One field of a player; None if the player (or the field) does not exist."""
+        with _reachable():
+            value = await self._redis.hget(keys.player(player_id), name)
+        return None if value is None else _as_bytes(value)
+
+    async def update_player(self, player_id: str, fields: Mapping[str, bytes]) -> bool:
+        """Write fields of an existing player; False if there is no such player."""
+        with _reachable():
+            done = await self._update_player(keys=[keys.player(player_id)], args=_flatten(fields))
+        return bool(done)
+
+    async def record_result(
+        self, player_id: str, table_id: str, *, won: bool, remember_seconds: int
+    ) -> None:
+        """Count a finished game against the computer in the player's streaks, once."""
+        with _reachable():
+            await self._record_result(
+                keys=[keys.player(player_id), keys.player_results(player_id)],
+                args=[table_id, "1" if won else "0", remember_seconds],
+            )
+
+    async def remember_creation(
+        self, player_id: str, request_id: str, value: bytes, ttl_seconds: int
+    ) -> bytes | None:
+        """Remember what a CreateTable request is making; the earlier value if the request
+        was seen before (then nothing is written)."""
+        key = keys.player_request(player_id, request_id)
+        with _reachable():
+            if await self._redis.set(key, value, nx=True, ex=ttl_seconds):
+                return None
+            earlier = await self._redis.get(key)
+        return None if earlier is None else _as_bytes(earlier)
+
+    async def forget_creation(self, player_id: str, request_id: str) -> None:
+        """Forget a CreateTable request that failed, so that its retry starts afresh."""
+        with _reachable():
+            await self._redis.delete(keys.player_request(player_id, request_id))
+
+    async def hit_rate_limit(self, key: str, limit: int, window_ms: int) -> int:
+        """Count one action against ``limit`` per window: 0 when allowed, else the
+        milliseconds until the window ends."""
+        with _reachable():
+            return int(await self._hit(keys=[key], args=[limit, window_ms]))
 
 
 def _as_bytes(value: object) -> bytes:
