@@ -1,0 +1,262 @@
+"""Live messages from Redis pub/sub to every watcher in this process, over one connection.
+
+A process holds one pub/sub connection whatever the number of watchers.  A channel is
+subscribed while at least one local watcher listens to it (counted per channel) and each
+message is decoded once, then handed to every listener's queue.  :meth:`Fanout.listen`
+returns only once Redis has confirmed the subscription, so a watcher that reads the log
+afterwards cannot miss an event between the two.
+
+Pub/sub is at most once: a listener is told to catch up from the log (:data:`CATCH_UP`) when
+its queue overflowed or the connection was lost and made again, and to end
+(:data:`CLOSING`) when the process shuts down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Generic, TypeVar
+
+from redis.asyncio.client import PubSub
+
+from goti.tables import keys
+from goti.tables.store import StoreUnavailableError, TableStore
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_RECONNECT_FIRST_DELAY: Final = 0.05
+_RECONNECT_MAX_DELAY: Final = 2.0
+_SUBSCRIBE_TIMEOUT: Final = 10.0
+
+
+class Signal(enum.Enum):
+    """What a listener is told besides messages."""
+
+    CATCH_UP = "catch_up"
+    """Messages may have been lost: read what was missed from the log."""
+    CLOSING = "closing"
+    """The process is shutting down: end the stream so the client reconnects elsewhere."""
+
+
+CATCH_UP: Final = Signal.CATCH_UP
+CLOSING: Final = Signal.CLOSING
+
+
+class FanoutClosedError(Exception):
+    """The process is shutting down and takes no new listeners."""
+
+
+class Listener(Generic[T]):
+    """One watcher's view of a channel: decoded messages and signals, in order."""
+
+    def __init__(self, size: int) -> None:
+        self._queue: asyncio.Queue[T | Signal] = asyncio.Queue(size)
+        self._behind = False
+
+    def deliver(self, item: T | Signal) -> None:
+        if isinstance(item, Signal):
+            self._behind = self._behind or item is CATCH_UP
+            if item is CLOSING:
+                self._force(item)
+            return
+        try:
+            self._queue.put_nowait(item)
+        except asyncio.QueueFull:
+            # A watcher this far behind reads what it missed from the log instead.
+            self._behind = True
+
+    def _force(self, item: T | Signal) -> None:
+        while True:
+            try:
+                self._queue.put_nowait(item)
+                return
+            except asyncio.QueueFull:
+                self._queue.get_nowait()
+
+    async def next(self, timeout: float) -> T | Signal | None:
+        """The next message or signal; None after ``timeout`` seconds of nothing."""
+        if self._behind:
+            self._behind = False
+            return CATCH_UP
+        try:
+            return await asyncio.wait_for(self._queue.get(), timeout)
+        except TimeoutError:
+            return None
+
+
+@dataclass(eq=False)
+class _Channel:
+    decode: Callable[[bytes], Any]
+    listeners: set[Listener[Any]] = field(default_factory=set)
+    subscribed: asyncio.Future[None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+class Fanout:
+    """This process's pub/sub connection and the listeners of each channel."""
+
+    def __init__(self, store: TableStore, *, queue_size: int) -> None:
+        self._store = store
+        self._queue_size = queue_size
+        self._channels: dict[str, _Channel] = {}
+        self._pubsub: PubSub | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._closed = False
+        # Subscribing, unsubscribing and connecting take turns, so that Redis sees them in the
+        # order this process decided them.
+        self._lock = asyncio.Lock()
+
+    @property
+    def channel_count(self) -> int:
+        """Channels subscribed now."""
+        return len(self._channels)
+
+    @property
+    def listener_count(self) -> int:
+        """Listeners now, over every channel."""
+        return sum(len(channel.listeners) for channel in self._channels.values())
+
+    def start(self) -> None:
+        """Start reading from Redis (in the background)."""
+        if self._reader is None:
+            self._reader = asyncio.ensure_future(self._read_forever())
+
+    async def close(self) -> None:
+        """Tell every listener to end, and stop reading."""
+        self._closed = True
+        for channel in self._channels.values():
+            for listener in channel.listeners:
+                listener.deliver(CLOSING)
+            if not channel.subscribed.done():
+                channel.subscribed.set_exception(FanoutClosedError("shutting down"))
+                channel.subscribed.exception()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        await self._close_pubsub()
+
+    @contextlib.asynccontextmanager
+    async def listen(
+        self, channel_name: str, decode: Callable[[bytes], T]
+    ) -> AsyncIterator[Listener[T]]:
+        """Listen to a channel: subscribed (and confirmed by Redis) on entry, until exit.
+
+        Raises :class:`FanoutClosedError` while shutting down, and
+        :class:`~goti.tables.store.StoreUnavailableError` when Redis does not confirm the
+        subscription in time.
+        """
+        if self._closed:
+            raise FanoutClosedError("the server is shutting down")
+        listener: Listener[T] = Listener(self._queue_size)
+        channel = self._channels.get(channel_name)
+        if channel is None:
+            channel = _Channel(decode)
+            self._channels[channel_name] = channel
+            await self._subscribe([channel_name])
+        channel.listeners.add(listener)
+        try:
+            try:
+                await asyncio.wait_for(asyncio.shield(channel.subscribed), _SUBSCRIBE_TIMEOUT)
+            except TimeoutError:
+                raise StoreUnavailableError(
+                    "Redis did not confirm a subscription in time"
+                ) from None
+            yield listener
+        finally:
+            channel.listeners.discard(listener)
+            if not channel.listeners and self._channels.get(channel_name) is channel:
+                del self._channels[channel_name]
+                await self._unsubscribe(channel_name)
+
+    async def _subscribe(self, names: list[str]) -> None:
+        async with self._lock:
+            pubsub = self._pubsub
+            if pubsub is None:
+                return  # the reader subscribes every channel once it is connected
+            try:
+                await pubsub.subscribe(*names)
+            except Exception as error:
+                # The reader sees the connection fail too, and subscribes again.
+                log.warning("pub/sub subscribe failed: %s", error)
+
+    async def _unsubscribe(self, name: str) -> None:
+        async with self._lock:
+            pubsub = self._pubsub
+            if pubsub is None or name in self._channels:
+                return
+            try:
+                await pubsub.unsubscribe(name)
+            except Exception as error:
+                log.warning("pub/sub unsubscribe failed: %s", error)
+
+    async def _close_pubsub(self) -> None:
+        pubsub, self._pubsub = self._pubsub, None
+        if pubsub is not None:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def _connect(self) -> PubSub:
+        async with self._lock:
+            pubsub = self._store.subscriber()
+            try:
+                # A channel subscribed again tells its listeners to catch up (see _dispatch).
+                await pubsub.subscribe(*(self._channels or [keys.IDLE_CHANNEL]))
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                raise
+            self._pubsub = pubsub
+            return pubsub
+
+    async def _read_forever(self) -> None:
+        delay = _RECONNECT_FIRST_DELAY
+        while not self._closed:
+            try:
+                pubsub = self._pubsub or await self._connect()
+                message = await pubsub.get_message(timeout=1.0)
+                delay = _RECONNECT_FIRST_DELAY
+                if message is not None:
+                    self._dispatch(message)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                if self._closed:
+                    return
+                log.warning("pub/sub connection lost (%s); reconnecting in %.2f s", error, delay)
+                await self._close_pubsub()
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, _RECONNECT_MAX_DELAY)
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        raw_name = message.get("channel")
+        name = raw_name.decode() if isinstance(raw_name, bytes) else str(raw_name)
+        channel = self._channels.get(name)
+        if channel is None:
+            return
+        if kind == "subscribe":
+            if not channel.subscribed.done():
+                channel.subscribed.set_result(None)
+            else:
+                # Subscribed again: the connection was lost and made again (by this reader or
+                # by the client library), and messages may have been lost meanwhile.
+                for listener in channel.listeners:
+                    listener.deliver(CATCH_UP)
+            return
+        if kind != "message":
+            return
+        try:
+            decoded = channel.decode(message["data"])
+        except Exception:
+            log.exception("undecodable message on %s", name)
+            return
+        for listener in channel.listeners:
+            listener.deliver(decoded)

@@ -1,0 +1,206 @@
+"""Watch streams: a table's events and the lobby, live.
+
+A table stream listens to the table's channel first, then reads the log: a snapshot when
+``after_seq`` is 0, ahead of the table or older than the log, else the events missed.  Live
+events follow in seq order; one already sent is dropped, and a gap (or a lost connection,
+or a watcher that fell behind) is filled from the log.  While idle, a heartbeat carries the
+table's seq as Redis has it, which also catches an event pub/sub lost.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+
+from goti.api.v1 import errors_pb2, tables_pb2
+from goti.tables import keys
+from goti.tables.dealer import Dealer
+from goti.tables.fanout import CATCH_UP, CLOSING, Fanout, FanoutClosedError, Listener
+from goti.tables.refusals import CallRefusedError
+from goti.tables.store import TableNotFoundError
+
+
+class ShuttingDownError(Exception):
+    """The server is shutting down: the stream ends so that its client reconnects."""
+
+
+@dataclass(frozen=True, slots=True)
+class _LiveEvent:
+    seq: int
+    message: tables_pb2.WatchTableResponse
+
+
+def _live_event(data: bytes) -> _LiveEvent:
+    event = tables_pb2.TableEvent.FromString(data)
+    return _LiveEvent(event.seq, tables_pb2.WatchTableResponse(event=event))
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _heartbeat(now_ms: int, seq: int) -> tables_pb2.Heartbeat:
+    heartbeat = tables_pb2.Heartbeat(seq=seq)
+    heartbeat.server_time.FromMilliseconds(now_ms)
+    return heartbeat
+
+
+class Watching:
+    """Serves the watch streams of this process."""
+
+    def __init__(
+        self,
+        dealer: Dealer,
+        fanout: Fanout,
+        *,
+        heartbeat_seconds: float,
+        lobby_snapshot_size: int,
+        clock_ms: Callable[[], int] = _now_ms,
+    ) -> None:
+        self._dealer = dealer
+        self._store = dealer.store
+        self._fanout = fanout
+        self._heartbeat_seconds = heartbeat_seconds
+        self._lobby_snapshot_size = lobby_snapshot_size
+        self._clock_ms = clock_ms
+
+    async def table(
+        self, table_id: str, after_seq: int, player_id: str | None
+    ) -> AsyncGenerator[tables_pb2.WatchTableResponse, None]:
+        """A table's stream: snapshot or missed events, then live events and heartbeats."""
+        try:
+            async with self._fanout.listen(keys.table_channel(table_id), _live_event) as listener:
+                async for message in self._table_stream(table_id, after_seq, player_id, listener):
+                    yield message
+        except FanoutClosedError:
+            raise ShuttingDownError from None
+
+    async def _table_stream(
+        self,
+        table_id: str,
+        after_seq: int,
+        player_id: str | None,
+        listener: Listener[_LiveEvent],
+    ) -> AsyncGenerator[tables_pb2.WatchTableResponse, None]:
+        sent = after_seq
+        variant = None
+        if after_seq > 0:
+            try:
+                found = await self._store.events_after(table_id, after_seq)
+            except TableNotFoundError:
+                raise _table_not_found(table_id) from None
+            if found.events is not None and after_seq <= found.seq:
+                variant = await self._dealer.variant_of(table_id)
+                for event in await self._dealer.restore(variant, found.events):
+                    yield tables_pb2.WatchTableResponse(event=event)
+                    sent = event.seq
+            else:
+                sent = -1
+        if after_seq == 0 or sent < 0:
+            snapshot = await self._snapshot(table_id, player_id)
+            yield snapshot
+            sent = snapshot.snapshot.table.seq
+        while True:
+            item = await listener.next(self._heartbeat_seconds)
+            if item is CLOSING:
+                raise ShuttingDownError
+            if isinstance(item, _LiveEvent):
+                if item.seq <= sent:
+                    continue
+                if item.seq == sent + 1:
+                    yield item.message
+                    sent = item.seq
+                    continue
+            seq_now: int | None = None
+            if item is None:
+                seq_now = await self._store.seq(table_id)
+                if seq_now is None:
+                    raise _table_not_found(table_id)
+                if seq_now <= sent:
+                    yield tables_pb2.WatchTableResponse(
+                        heartbeat=_heartbeat(self._clock_ms(), sent)
+                    )
+                    continue
+            # A gap, lost messages, or a heartbeat that found the table ahead: read the log.
+            assert item is None or item is CATCH_UP or isinstance(item, _LiveEvent)
+            try:
+                found = await self._store.events_after(table_id, sent)
+            except TableNotFoundError:
+                raise _table_not_found(table_id) from None
+            if found.events is None:
+                snapshot = await self._snapshot(table_id, player_id)
+                yield snapshot
+                sent = snapshot.snapshot.table.seq
+                continue
+            if found.events:
+                if variant is None:
+                    variant = await self._dealer.variant_of(table_id)
+                for event in await self._dealer.restore(variant, found.events):
+                    if event.seq == sent + 1:
+                        yield tables_pb2.WatchTableResponse(event=event)
+                        sent = event.seq
+
+    async def _snapshot(
+        self, table_id: str, player_id: str | None
+    ) -> tables_pb2.WatchTableResponse:
+        seated = await self._dealer.get_table(table_id, player_id)
+        return tables_pb2.WatchTableResponse(
+            snapshot=tables_pb2.TableSnapshot(table=seated.table, your_role=seated.role)
+        )
+
+    async def lobby(self, variant: int) -> AsyncGenerator[tables_pb2.WatchLobbyResponse, None]:
+        """The lobby's stream: a snapshot, then tables opening and closing, and heartbeats."""
+        try:
+            async with self._fanout.listen(
+                keys.LOBBY_CHANNEL, tables_pb2.WatchLobbyResponse.FromString
+            ) as listener:
+                async for message in self._lobby_stream(variant, listener):
+                    yield message
+        except FanoutClosedError:
+            raise ShuttingDownError from None
+
+    async def _lobby_snapshot(
+        self, variant: int, listed: set[str]
+    ) -> tables_pb2.WatchLobbyResponse:
+        listings = [
+            tables_pb2.LobbyTable.FromString(listing)
+            for listing in await self._store.lobby(self._lobby_snapshot_size)
+        ]
+        kept = [listing for listing in listings if not variant or listing.variant == variant]
+        listed.clear()
+        listed.update(listing.table_id for listing in kept)
+        return tables_pb2.WatchLobbyResponse(snapshot=tables_pb2.LobbySnapshot(tables=kept))
+
+    async def _lobby_stream(
+        self, variant: int, listener: Listener[tables_pb2.WatchLobbyResponse]
+    ) -> AsyncGenerator[tables_pb2.WatchLobbyResponse, None]:
+        listed: set[str] = set()
+        yield await self._lobby_snapshot(variant, listed)
+        while True:
+            item = await listener.next(self._heartbeat_seconds)
+            if item is CLOSING:
+                raise ShuttingDownError
+            if item is None:
+                yield tables_pb2.WatchLobbyResponse(heartbeat=_heartbeat(self._clock_ms(), 0))
+            elif item is CATCH_UP:
+                # The lobby keeps no log: what was missed is in a fresh snapshot.
+                yield await self._lobby_snapshot(variant, listed)
+            elif isinstance(item, tables_pb2.WatchLobbyResponse):
+                kind = item.WhichOneof("message")
+                if kind == "table_opened":
+                    if variant and item.table_opened.variant != variant:
+                        continue
+                    listed.add(item.table_opened.table_id)
+                    yield item
+                elif kind == "table_closed" and item.table_closed in listed:
+                    listed.discard(item.table_closed)
+                    yield item
+
+
+def _table_not_found(table_id: str) -> CallRefusedError:
+    return CallRefusedError.of(
+        errors_pb2.ERROR_REASON_TABLE_NOT_FOUND,
+        f"no table has the id {table_id!r}: it never existed or was cleared away",
+        field="table_id",
+    )
