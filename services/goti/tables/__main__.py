@@ -1,0 +1,50 @@
+"""``python -m goti.tables`` (or ``goti serve tables``): the tables service, configured from
+``GOTI_*`` variables.  The composition root: it opens Redis and the channels to the referee
+and the AI, then serves until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from goti import serving
+from goti.settings import Settings, SettingsError, unknown_variables
+from goti.tables.runtime import TablesRuntime
+from goti.tables.store import StoreUnavailableError
+
+log = logging.getLogger("goti.tables")
+
+
+async def serve(settings: Settings, *, port: int | None = None) -> None:
+    """Run the tables service until SIGTERM or SIGINT."""
+    async with TablesRuntime.open(settings) as runtime:
+        try:
+            await runtime.store.ping()
+        except StoreUnavailableError as error:
+            # Serve anyway: calls answer UNAVAILABLE until Redis is back, then work.
+            log.warning("Redis does not answer yet: %s", error)
+        await serving.serve("tables", runtime.bind, settings, port=port, drain=runtime.drain)
+
+
+def main(port: int | None = None) -> None:
+    """Read the settings, then serve; exits with status 2 on a configuration problem."""
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:
+        print(f"goti tables: bad configuration:\n{error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if not settings.redis_url:
+        print(
+            "goti tables: bad configuration:\nGOTI_REDIS_URL must name the Redis that holds "
+            "the tables (redis://host:6379/0)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    serving.configure_logging(settings)
+    for note in unknown_variables():
+        log.warning("ignoring unknown setting %s", note, extra={"variable": note})
+    serving.run(lambda: serve(settings, port=port))
+
+
+if __name__ == "__main__":
+    main()

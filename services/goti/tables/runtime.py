@@ -1,0 +1,173 @@
+"""The tables service put together: its Redis, its channels to the referee and the AI, the
+dealer, the watch streams and the timer worker — opened, bound to a server, drained and
+closed in that order.
+
+    async with TablesRuntime.open(settings) as runtime:
+        await serving.serve("tables", runtime.bind, settings, drain=runtime.drain)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Final
+
+import grpc
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
+
+from goti import serving
+from goti.api.v1 import ai_pb2
+from goti.settings import Settings
+from goti.tables.dealer import Dealer
+from goti.tables.fanout import Fanout
+from goti.tables.options import TablesOptions
+from goti.tables.peers import ComputerPlayer, Referee
+from goti.tables.players import Players
+from goti.tables.servicer import bind_services
+from goti.tables.store import TableStore
+from goti.tables.timers import TimerWorker
+from goti.tables.watching import Watching
+
+log = logging.getLogger(__name__)
+
+REDIS_CONNECTIONS: Final = 64
+"""Connections to Redis per process: a burst of watchers queues for them rather than opening
+thousands."""
+REDIS_CONNECT_TIMEOUT_SECONDS: Final = 1.0
+REDIS_COMMAND_TIMEOUT_SECONDS: Final = 3.0
+REDIS_POOL_WAIT_SECONDS: Final = 5.0
+_BACKGROUND_FINISH_SECONDS: Final = 3.0
+
+
+def open_redis(url: str) -> Redis:
+    """A Redis client for the tables service: a bounded pool, short timeouts and a couple of
+    quick retries, so that an unreachable Redis is reported within a few seconds."""
+    pool = BlockingConnectionPool.from_url(
+        url,
+        max_connections=REDIS_CONNECTIONS,
+        timeout=REDIS_POOL_WAIT_SECONDS,
+        socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SECONDS,
+        socket_timeout=REDIS_COMMAND_TIMEOUT_SECONDS,
+        retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), 2),
+        decode_responses=False,
+    )
+    return Redis(connection_pool=pool)
+
+
+class TablesRuntime:
+    """Every part of one tables process, wired together."""
+
+    def __init__(
+        self,
+        store: TableStore,
+        dealer: Dealer,
+        players: Players,
+        fanout: Fanout,
+        watching: Watching,
+        worker: TimerWorker,
+    ) -> None:
+        self.store = store
+        self.dealer = dealer
+        self.players = players
+        self.fanout = fanout
+        self.watching = watching
+        self.worker = worker
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def open(
+        cls,
+        settings: Settings,
+        options: TablesOptions | None = None,
+        *,
+        redis_url: str | None = None,
+    ) -> AsyncIterator[TablesRuntime]:
+        """Open the process's connections and start its background work; close them on exit.
+
+        ``options`` default to those of ``settings``; ``redis_url`` to ``GOTI_REDIS_URL``.
+        """
+        options = TablesOptions.from_settings(settings) if options is None else options
+        url = redis_url or settings.redis_url
+        if not url:
+            raise ValueError("the tables service needs Redis: set GOTI_REDIS_URL")
+        redis = open_redis(url)
+        referee_channel = serving.open_channel(settings.target("referee"), settings)
+        ai_channel = serving.open_channel(settings.target("ai"), settings)
+        try:
+            runtime = cls.assemble(redis, referee_channel, ai_channel, options)
+            runtime.start()
+            try:
+                yield runtime
+            finally:
+                await runtime.close()
+        finally:
+            await referee_channel.close()
+            await ai_channel.close()
+            await redis.aclose()
+            await redis.connection_pool.disconnect()
+
+    @classmethod
+    def assemble(
+        cls,
+        redis: Redis,
+        referee_channel: grpc.aio.Channel,
+        ai_channel: grpc.aio.Channel,
+        options: TablesOptions,
+    ) -> TablesRuntime:
+        """Wire the parts over open connections (nothing starts yet)."""
+        store = TableStore(redis, log_limit=options.log_limit)
+        referee = Referee(referee_channel, deadline_seconds=options.referee_deadline_seconds)
+        computer = ComputerPlayer(
+            ai_channel,
+            deadline_seconds={
+                ai_pb2.LEVEL_EASY: options.ai_deadline_seconds,
+                ai_pb2.LEVEL_NORMAL: options.ai_deadline_seconds,
+                ai_pb2.LEVEL_HARD: options.ai_deadline_seconds,
+                ai_pb2.LEVEL_QUICK: options.quick_move_deadline_seconds,
+            },
+        )
+        players = Players(store, guests_per_minute=options.guests_per_minute)
+        dealer = Dealer(store, referee, computer, players, options)
+        fanout = Fanout(store, queue_size=options.watcher_queue_size)
+        watching = Watching(
+            dealer,
+            fanout,
+            heartbeat_seconds=options.heartbeat_seconds,
+            lobby_snapshot_size=options.lobby_snapshot_size,
+        )
+        worker = TimerWorker(
+            dealer,
+            store,
+            poll_seconds=options.timer_poll_seconds,
+            lease_seconds=options.timer_lease_seconds,
+            batch=options.timers_per_claim,
+        )
+        return cls(store, dealer, players, fanout, watching, worker)
+
+    def start(self) -> None:
+        """Start reading pub/sub and polling the timers."""
+        self.fanout.start()
+        self.worker.start()
+
+    def bind(self, server: grpc.aio.Server) -> Sequence[str]:
+        """Add the tables and players services to ``server`` (the harness's bind)."""
+        return bind_services(server, self.dealer, self.players, self.watching)
+
+    async def drain(self) -> None:
+        """At shutdown: stop claiming timers and end every watch stream with UNAVAILABLE, so
+        that clients reconnect to another replica (the harness's drain)."""
+        await self.worker.stop()
+        await self.fanout.close()
+
+    async def close(self) -> None:
+        """Stop the background work; computer turns under way get a moment to finish, and
+        what is cut short is left to another replica once its lease ends."""
+        await self.worker.stop()
+        await self.fanout.close()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.dealer.finish(), _BACKGROUND_FINISH_SECONDS)
+        await self.dealer.stop()

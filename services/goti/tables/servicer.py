@@ -1,0 +1,405 @@
+"""``goti.api.v1.TablesService`` and ``goti.api.v1.PlayersService``: requests to the dealer,
+the players and the watch streams, and their answers back; refusals to Goti statuses.
+
+The servicers only translate: they check the request's fields
+(:mod:`goti.tables.validation`), find the caller from the ``authorization`` metadata, call
+one domain method and wrap its result.  Every refusal leaves with its Goti status, a store or
+peer that does not answer with UNAVAILABLE (reason BACKEND_UNAVAILABLE), a shutdown with
+UNAVAILABLE so that streams reconnect elsewhere.
+
+:func:`bind_services` registers both services with handlers that decode requests
+themselves, so that bytes that are no protobuf message at all are refused as
+INVALID_REQUEST rather than ending in the UNKNOWN status gRPC gives a failing deserializer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final, Never, TypeAlias
+
+import grpc
+from google.protobuf import message_factory
+from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf.message import DecodeError, Message
+
+from goti.api.v1 import (
+    errors_pb2,
+    players_pb2,
+    referee_pb2,
+    tables_pb2,
+)
+from goti.tables import validation
+from goti.tables.dealer import Dealer
+from goti.tables.players import Players, client_address
+from goti.tables.refusals import CallRefusedError
+from goti.tables.store import StoreUnavailableError
+from goti.tables.watching import ShuttingDownError, Watching
+
+Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
+
+TABLES_SERVICE: Final = tables_pb2.DESCRIPTOR.services_by_name["TablesService"]
+PLAYERS_SERVICE: Final = players_pb2.DESCRIPTOR.services_by_name["PlayersService"]
+
+
+def _store_unavailable(error: StoreUnavailableError) -> CallRefusedError:
+    return CallRefusedError.unavailable(
+        f"Goti's table store (Redis) cannot be reached ({error}); "
+        "retry with the same request_id after a short backoff"
+    )
+
+
+_SHUTTING_DOWN: Final = CallRefusedError.unavailable(
+    "this server is shutting down: reconnect (another replica will answer) and resume "
+    "from the last seq you have"
+)
+
+
+async def _abort(context: Context, refusal: CallRefusedError) -> Never:
+    status = refusal.status
+    await context.abort(status.code, status.message, status.trailing_metadata())
+    raise AssertionError("abort returns only by raising")
+
+
+@contextlib.contextmanager
+def _refusals() -> Iterator[None]:
+    """Turn every expected failure into a :class:`CallRefusedError`."""
+    try:
+        yield
+    except StoreUnavailableError as error:
+        raise _store_unavailable(error) from error
+    except ShuttingDownError:
+        raise _SHUTTING_DOWN from None
+
+
+async def _answer(context: Context, work: Awaitable[Message]) -> Message:
+    try:
+        with _refusals():
+            return await work
+    except CallRefusedError as refusal:
+        await _abort(context, refusal)
+
+
+def _metadata(context: Context) -> list[tuple[str, str | bytes]]:
+    return list(context.invocation_metadata() or ())
+
+
+class TablesServicer:
+    """The public tables API."""
+
+    def __init__(self, dealer: Dealer, players: Players, watching: Watching) -> None:
+        self._dealer = dealer
+        self._players = players
+        self._watching = watching
+
+    async def CreateTable(  # noqa: N802
+        self, request: tables_pb2.CreateTableRequest, context: Context
+    ) -> Message:
+        async def work() -> tables_pb2.CreateTableResponse:
+            player_id = await self._players.authenticate(_metadata(context))
+            options = self._dealer.options
+            seated = await self._dealer.create_table(
+                player_id,
+                validation.request_id(request.request_id),
+                validation.fingerprint("CreateTable", request),
+                variant=validation.variant(request.variant),
+                starting_player=validation.starting_player(request.starting_player),
+                opponent=validation.opponent(request.opponent),
+                visibility=validation.visibility(request.visibility),
+                turn_timer_seconds=validation.turn_timer_seconds(
+                    request.turn_timer_seconds, options.min_turn_timer_seconds
+                ),
+            )
+            return tables_pb2.CreateTableResponse(table=seated.table, your_role=seated.role)
+
+        return await _answer(context, work())
+
+    async def JoinTable(  # noqa: N802
+        self, request: tables_pb2.JoinTableRequest, context: Context
+    ) -> Message:
+        async def work() -> tables_pb2.JoinTableResponse:
+            player_id = await self._players.authenticate(_metadata(context))
+            validation.request_id(request.request_id)
+            seated = await self._dealer.join_table(player_id, validation.code(request.code))
+            return tables_pb2.JoinTableResponse(table=seated.table, your_role=seated.role)
+
+        return await _answer(context, work())
+
+    async def GetTable(  # noqa: N802
+        self, request: tables_pb2.GetTableRequest, context: Context
+    ) -> Message:
+        async def work() -> tables_pb2.GetTableResponse:
+            player_id = await self._players.identify(_metadata(context))
+            seated = await self._dealer.get_table(validation.table_id(request.table_id), player_id)
+            return tables_pb2.GetTableResponse(table=seated.table, your_role=seated.role)
+
+        return await _answer(context, work())
+
+    async def ListTables(  # noqa: N802
+        self, request: tables_pb2.ListTablesRequest, context: Context
+    ) -> Message:
+        async def work() -> tables_pb2.ListTablesResponse:
+            found, token = await self._dealer.list_tables(
+                validation.variant(request.variant),
+                validation.page_size(request.page_size),
+                validation.page_token(request.page_token),
+            )
+            return tables_pb2.ListTablesResponse(tables=found, next_page_token=token)
+
+        return await _answer(context, work())
+
+    async def WatchLobby(  # noqa: N802
+        self, request: tables_pb2.WatchLobbyRequest, context: Context
+    ) -> AsyncIterator[Message]:
+        try:
+            with _refusals():
+                stream = self._watching.lobby(validation.variant(request.variant))
+                async with contextlib.aclosing(stream):
+                    async for message in stream:
+                        yield message
+        except CallRefusedError as refusal:
+            await _abort(context, refusal)
+
+    async def WatchTable(  # noqa: N802
+        self, request: tables_pb2.WatchTableRequest, context: Context
+    ) -> AsyncIterator[Message]:
+        try:
+            with _refusals():
+                table_id = validation.table_id(request.table_id)
+                player_id = await self._players.identify(_metadata(context))
+                stream = self._watching.table(table_id, request.after_seq, player_id)
+                async with contextlib.aclosing(stream):
+                    async for message in stream:
+                        yield message
+        except CallRefusedError as refusal:
+            await _abort(context, refusal)
+
+    async def _command(
+        self,
+        context: Context,
+        request: tables_pb2.PlayRequest
+        | tables_pb2.OfferDrawRequest
+        | tables_pb2.AnswerDrawRequest
+        | tables_pb2.ResignRequest
+        | tables_pb2.TakeBackRequest,
+        method: str,
+        act: Any,
+    ) -> list[tables_pb2.TableEvent]:
+        player_id = await self._players.authenticate(_metadata(context))
+        appended: list[tables_pb2.TableEvent] = await self._dealer.command(
+            player_id,
+            validation.table_id(request.table_id),
+            request_id=validation.request_id(request.request_id),
+            expected_seq=request.expected_seq,
+            fingerprint=validation.fingerprint(method, request),
+            act=act,
+        )
+        return appended
+
+    async def Play(self, request: tables_pb2.PlayRequest, context: Context) -> Message:  # noqa: N802
+        async def work() -> tables_pb2.PlayResponse:
+            validation.side(request.side)
+            validation.move(request)
+            appended = await self._command(context, request, "Play", self._dealer.play(request))
+            return tables_pb2.PlayResponse(events=appended)
+
+        return await _answer(context, work())
+
+    async def OfferDraw(  # noqa: N802
+        self, request: tables_pb2.OfferDrawRequest, context: Context
+    ) -> Message:
+        async def work() -> tables_pb2.OfferDrawResponse:
+            act = self._dealer.game_action(
+                validation.side(request.side), referee_pb2.GAME_ACTION_OFFER_DRAW
+            )
+            appended = await self._command(context, request, "OfferDraw", act)
+            return tables_pb2.OfferDrawResponse(events=appended)
+
+        return await _answer(context, work())
+
+    async def AnswerDraw(  # noqa: N802
+        self, request: tables_pb2.AnswerDrawRequest, context: Context
+    ) -> Message:
+        async def work() -> tables_pb2.AnswerDrawResponse:
+            action = (
+                referee_pb2.GAME_ACTION_ACCEPT_DRAW
+                if request.accept
+                else referee_pb2.GAME_ACTION_DECLINE_DRAW
+            )
+            act = self._dealer.game_action(validation.side(request.side), action)
+            appended = await self._command(context, request, "AnswerDraw", act)
+            return tables_pb2.AnswerDrawResponse(events=appended)
+
+        return await _answer(context, work())
+
+    async def Resign(self, request: tables_pb2.ResignRequest, context: Context) -> Message:  # noqa: N802
+        async def work() -> tables_pb2.ResignResponse:
+            act = self._dealer.game_action(
+                validation.side(request.side), referee_pb2.GAME_ACTION_RESIGN
+            )
+            appended = await self._command(context, request, "Resign", act)
+            return tables_pb2.ResignResponse(events=appended)
+
+        return await _answer(context, work())
+
+    async def TakeBack(  # noqa: N802
+        self, request: tables_pb2.TakeBackRequest, context: Context
+    ) -> Message:
+        async def work() -> tables_pb2.TakeBackResponse:
+            appended = await self._command(context, request, "TakeBack", self._dealer.take_back())
+            return tables_pb2.TakeBackResponse(events=appended)
+
+        return await _answer(context, work())
+
+    async def Rematch(self, request: tables_pb2.RematchRequest, context: Context) -> Message:  # noqa: N802
+        async def work() -> tables_pb2.RematchResponse:
+            player_id = await self._players.authenticate(_metadata(context))
+            rematch = await self._dealer.rematch(
+                player_id,
+                validation.table_id(request.table_id),
+                request_id=validation.request_id(request.request_id),
+                expected_seq=request.expected_seq,
+                fingerprint=validation.fingerprint("Rematch", request),
+            )
+            response = tables_pb2.RematchResponse(events=rematch.events)
+            if rematch.table is not None:
+                response.rematch_table.CopyFrom(rematch.table.table)
+                response.your_role = rematch.table.role
+            return response
+
+        return await _answer(context, work())
+
+    async def GetRecord(  # noqa: N802
+        self, request: tables_pb2.GetRecordRequest, context: Context
+    ) -> Message:
+        async def work() -> tables_pb2.GetRecordResponse:
+            record = await self._dealer.get_record(validation.table_id(request.table_id))
+            return tables_pb2.GetRecordResponse(
+                game=record.game, pdn=record.pdn, white=record.white, black=record.black
+            )
+
+        return await _answer(context, work())
+
+
+class PlayersServicer:
+    """Guest players."""
+
+    def __init__(self, players: Players) -> None:
+        self._players = players
+
+    async def CreateGuest(  # noqa: N802
+        self, request: players_pb2.CreateGuestRequest, context: Context
+    ) -> Message:
+        async def work() -> players_pb2.CreateGuestResponse:
+            name = request.display_name
+            if name:
+                name = validation.display_name(name)
+            player, token = await self._players.create_guest(name, client_address(context.peer()))
+            return players_pb2.CreateGuestResponse(player=player, player_token=token)
+
+        return await _answer(context, work())
+
+    async def GetMe(self, request: players_pb2.GetMeRequest, context: Context) -> Message:  # noqa: N802
+        async def work() -> players_pb2.GetMeResponse:
+            me = await self._players.me(await self._players.authenticate(_metadata(context)))
+            return players_pb2.GetMeResponse(player=me.player, streaks=me.streaks)
+
+        return await _answer(context, work())
+
+    async def SetDisplayName(  # noqa: N802
+        self, request: players_pb2.SetDisplayNameRequest, context: Context
+    ) -> Message:
+        async def work() -> players_pb2.SetDisplayNameResponse:
+            player_id = await self._players.authenticate(_metadata(context))
+            player = await self._players.set_display_name(
+                player_id, validation.display_name(request.display_name)
+            )
+            return players_pb2.SetDisplayNameResponse(player=player)
+
+        return await _answer(context, work())
+
+
+# -- registration ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _UndecodableRequest:
+    """Request bytes that do not parse as the method's request message."""
+
+    message_type: str
+    problem: str
+
+
+def _lenient_decoder(message_class: type[Message]) -> Callable[[bytes], object]:
+    def decode(data: bytes) -> object:
+        try:
+            return message_class.FromString(data)
+        except DecodeError as error:
+            return _UndecodableRequest(message_class.DESCRIPTOR.full_name, str(error))
+
+    return decode
+
+
+def _undecodable(request: _UndecodableRequest) -> CallRefusedError:
+    # The whole request is at fault: the empty path.
+    return CallRefusedError.of(
+        errors_pb2.ERROR_REASON_INVALID_REQUEST,
+        f"the request is not a {request.message_type}: {request.problem}",
+        field="",
+    )
+
+
+def _unary(method: Callable[[Any, Context], Awaitable[Message]]) -> Callable[..., Any]:
+    async def handle(request: object, context: Context) -> Message:
+        if isinstance(request, _UndecodableRequest):
+            await _abort(context, _undecodable(request))
+        return await method(request, context)
+
+    return handle
+
+
+def _streaming(method: Callable[[Any, Context], AsyncIterator[Message]]) -> Callable[..., Any]:
+    async def handle(request: object, context: Context) -> AsyncIterator[Message]:
+        if isinstance(request, _UndecodableRequest):
+            await _abort(context, _undecodable(request))
+        stream = method(request, context)
+        async with contextlib.aclosing(stream):  # type: ignore[type-var]
+            async for message in stream:
+                yield message
+
+    return handle
+
+
+def _register(server: grpc.aio.Server, service: ServiceDescriptor, servicer: object) -> str:
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
+    for method in service.methods:
+        request_class = message_factory.GetMessageClass(method.input_type)
+        response_class = message_factory.GetMessageClass(method.output_type)
+        behavior = getattr(servicer, method.name)
+        if method.server_streaming:
+            handlers[method.name] = grpc.unary_stream_rpc_method_handler(
+                _streaming(behavior),
+                request_deserializer=_lenient_decoder(request_class),
+                response_serializer=response_class.SerializeToString,
+            )
+        else:
+            handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+                _unary(behavior),
+                request_deserializer=_lenient_decoder(request_class),
+                response_serializer=response_class.SerializeToString,
+            )
+    name: str = service.full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+    server.add_registered_method_handlers(name, handlers)
+    return name
+
+
+def bind_services(
+    server: grpc.aio.Server, dealer: Dealer, players: Players, watching: Watching
+) -> list[str]:
+    """Add the tables and players services to ``server``; returns their full names."""
+    return [
+        _register(server, TABLES_SERVICE, TablesServicer(dealer, players, watching)),
+        _register(server, PLAYERS_SERVICE, PlayersServicer(players)),
+    ]
