@@ -1,0 +1,175 @@
+"""Several tables replicas on one Redis: a replica that shuts down sends its watchers to the
+others, and one killed mid-game loses nothing — clients resume on another."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from redis.asyncio import Redis
+
+from goti import serving
+from goti.api.v1 import tables_pb2
+from goti.redis_server import free_port
+from goti.settings import Settings
+
+from .conftest import StartReplica
+from .table_calls import Guest, first_legal, new_guest, resuming
+
+
+class Game:
+    """Ann (Black) against Bob (White), each retrying a command on the next replica with
+    the same request id when one stops answering."""
+
+    def __init__(self, ann: Guest, bob: Guest, table: tables_pb2.Table) -> None:
+        self.players = {2: ann, 1: bob}  # COLOR_BLACK, COLOR_WHITE
+        self.table_id = table.table_id
+        self.seq = table.seq
+        self.turn = table.game.turn
+        self.plies = 0
+        self.applied: list[tables_pb2.TableEvent] = []
+
+    async def move(self, channels: list[grpc.aio.Channel]) -> None:
+        player = self.players[self.turn.side]
+        request_id = f"ply-{self.plies}"
+        for attempt in range(40):
+            on = player.on(channels[attempt % len(channels)])
+            try:
+                response = await on.play(
+                    self.table_id, first_legal(self.turn), self.seq, request_id=request_id
+                )
+                break
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in (
+                    grpc.StatusCode.UNAVAILABLE,
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                ):
+                    raise
+                await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("no replica answered")
+        self.applied += response.events
+        self.seq = response.events[-1].seq
+        self.turn = response.events[0].move_played.next
+        self.plies += 1
+
+
+async def _start_game(channel: grpc.aio.Channel) -> Game:
+    ann = await new_guest(channel, "Ann")
+    bob = await new_guest(channel, "Bob")
+    created = await ann.create(starting_player=tables_pb2.STARTING_PLAYER_PLAYER_1)
+    joined = await bob.join(created.table.code)
+    return Game(ann, bob, joined.table)
+
+
+async def _until(check: object, timeout: float = 30.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():  # type: ignore[operator]
+        assert loop.time() < deadline, "timed out waiting"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_replica_shutting_down_sends_its_watchers_elsewhere(
+    start_replica: StartReplica, redis: Redis
+) -> None:
+    leaving = await start_replica()
+    staying = await start_replica()
+    game = await _start_game(leaving.channel)
+    async with resuming(game.table_id, [leaving.channel, staying.channel]) as watch:
+        await game.move([leaving.channel])
+        await _until(lambda: watch.last_seq >= game.seq)
+        await leaving.server.stop(1.0)
+        await _until(lambda: bool(watch.breaks))
+        for _ in range(4):
+            await game.move([staying.channel])
+        await _until(lambda: watch.last_seq >= game.seq)
+    assert watch.breaks[0] == grpc.StatusCode.UNAVAILABLE
+    watch.check_unbroken(first_seq=watch.snapshots[0].table.seq + 1)
+    assert watch.events[-len(game.applied) :] == game.applied
+
+
+@pytest.fixture
+def replica_processes(
+    tmp_path: Path, redis_url: str, referee_target: str, ai_target: str
+) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
+    """Two ``python -m goti.tables`` processes on the shared Redis: (process, target)."""
+    started: list[tuple[subprocess.Popen[bytes], str]] = []
+    for index in range(2):
+        port = free_port()
+        environment = {
+            **os.environ,
+            "GOTI_HOST": "127.0.0.1",
+            "GOTI_TABLES_PORT": str(port),
+            "GOTI_REDIS_URL": redis_url,
+            "GOTI_REFEREE_TARGET": referee_target,
+            "GOTI_AI_TARGET": ai_target,
+            "GOTI_GUESTS_PER_MINUTE": "0",
+            "GOTI_LOG_FORMAT": "json",
+        }
+        with (tmp_path / f"tables-{index}.log").open("wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "goti.tables"],
+                env=environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        started.append((process, f"127.0.0.1:{port}"))
+    try:
+        yield started
+    finally:
+        for process, _ in started:
+            if process.poll() is None:
+                process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
+
+
+async def _answering(channel: grpc.aio.Channel) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    while True:
+        try:
+            await new_guest(channel)
+            return
+        except grpc.aio.AioRpcError:
+            assert loop.time() < deadline, "the replica never answered"
+            await asyncio.sleep(0.2)
+
+
+async def test_killing_a_replica_mid_game_loses_nothing(
+    replica_processes: list[tuple[subprocess.Popen[bytes], str]],
+    redis: Redis,
+    settings: Settings,
+) -> None:
+    (doomed, doomed_target), (_, other_target) = replica_processes
+    async with (
+        serving.open_channel(doomed_target, settings) as doomed_channel,
+        serving.open_channel(other_target, settings) as other_channel,
+    ):
+        await _answering(doomed_channel)
+        await _answering(other_channel)
+        game = await _start_game(doomed_channel)
+        both = [doomed_channel, other_channel]
+        async with resuming(game.table_id, both) as watch:
+            for _ in range(6):
+                await game.move([doomed_channel])
+            await _until(lambda: watch.last_seq >= game.seq)
+            # Kill it while a move may be on its way: the move is retried elsewhere.
+            moving = asyncio.ensure_future(game.move(both))
+            doomed.send_signal(signal.SIGKILL)
+            await moving
+            for _ in range(6):
+                await game.move([other_channel, doomed_channel])
+            await _until(lambda: watch.last_seq >= game.seq)
+        watch.check_unbroken(first_seq=watch.snapshots[0].table.seq + 1)
+        assert watch.events[-len(game.applied) :] == game.applied
+        seen = await game.players[2].on(other_channel).get(game.table_id)
+        assert seen.table.seq == game.seq == 1 + 13
+        assert len(seen.table.game.moves) == 13

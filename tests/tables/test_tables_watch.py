@@ -1,0 +1,175 @@
+"""Watching tables: resuming from any seq, snapshots, heartbeats, other replicas, and
+thousands of streams at once."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+
+import grpc
+import pytest
+
+from goti import serving
+from goti.api.v1 import game_pb2, tables_pb2, tables_pb2_grpc
+from goti.settings import Settings
+from goti.tables.options import TablesOptions
+
+from .conftest import StartReplica
+from .table_calls import Guest, eventually, first_legal, new_guest, watching
+
+
+async def _played(
+    channel: grpc.aio.Channel, plies: int
+) -> tuple[Guest, tables_pb2.Table, list[tables_pb2.TableEvent]]:
+    """A pass-and-play table with ``plies`` moves played; its events as the moves returned."""
+    ann = await new_guest(channel, "Ann")
+    table = (await ann.create(opponent=tables_pb2.OPPONENT_PASS_AND_PLAY)).table
+    appended: list[tables_pb2.TableEvent] = []
+    turn, seq = table.game.turn, 0
+    for _ in range(plies):
+        response = await ann.play(table.table_id, first_legal(turn), seq)
+        appended += response.events
+        seq = response.events[-1].seq
+        turn = response.events[0].move_played.next
+    return ann, table, appended
+
+
+async def test_a_watcher_resumes_from_every_seq_with_no_gap_and_no_duplicate(
+    channel: grpc.aio.Channel,
+) -> None:
+    ann, table, appended = await _played(channel, 24)
+    last = appended[-1].seq
+    for after in range(last + 1):
+        async with watching(channel, table.table_id, after_seq=after) as watch:
+            await watch.until_seq(last)
+            # Then one more live event must follow, once.
+            if after == last:
+                turn = appended[-1].move_played.next
+                response = await ann.play(table.table_id, first_legal(turn), last)
+                appended += response.events
+                await watch.until_seq(last + 1)
+        messages = watch.messages
+        if after == 0:
+            assert messages[0].HasField("snapshot")
+            assert messages[0].snapshot.table.seq >= 0
+            events = watch.events
+            start = messages[0].snapshot.table.seq
+        else:
+            assert not any(message.HasField("snapshot") for message in messages)
+            events = watch.events
+            start = after
+        seqs = [event.seq for event in events]
+        assert seqs == list(range(start + 1, start + 1 + len(seqs)))
+        # Events read back from the log are the events as they were sent live.
+        assert events == appended[start : start + len(events)]
+
+
+async def test_a_snapshot_when_the_log_is_trimmed_or_the_seq_is_ahead(
+    start_replica: StartReplica, options: TablesOptions, redis: object
+) -> None:
+    replica = await start_replica(options=dataclasses.replace(options, log_limit=5))
+    _, table, appended = await _played(replica.channel, 10)
+    last = appended[-1].seq
+    for after in (1, last + 7):
+        async with watching(replica.channel, table.table_id, after_seq=after) as watch:
+            await eventually(lambda: bool(watch.messages))
+        assert watch.messages[0].HasField("snapshot")
+        assert watch.messages[0].snapshot.table.seq == last
+        assert watch.messages[0].snapshot.your_role == tables_pb2.ROLE_SPECTATOR
+    async with watching(replica.channel, table.table_id, after_seq=last - 5) as watch:
+        await watch.until_seq(last)
+    assert [event.seq for event in watch.events] == list(range(last - 4, last + 1))
+
+
+async def test_idle_streams_get_heartbeats_with_the_seq(channel: grpc.aio.Channel) -> None:
+    ann, table, appended = await _played(channel, 2)
+    async with watching(channel, table.table_id, metadata=ann.metadata) as watch:
+        await eventually(lambda: any(message.HasField("heartbeat") for message in watch.messages))
+    assert watch.messages[0].snapshot.your_role == tables_pb2.ROLE_BOTH
+    heartbeat = next(
+        message.heartbeat for message in watch.messages if message.HasField("heartbeat")
+    )
+    assert heartbeat.seq == appended[-1].seq
+    assert abs(heartbeat.server_time.ToMilliseconds() - time.time() * 1000) < 60_000
+
+
+async def test_a_move_on_one_replica_reaches_a_watcher_on_another(
+    start_replica: StartReplica, redis: object
+) -> None:
+    first = await start_replica()
+    second = await start_replica()
+    ann = await new_guest(first.channel, "Ann")
+    bob = await new_guest(second.channel, "Bob")
+    table = (await ann.create(starting_player=tables_pb2.STARTING_PLAYER_PLAYER_1)).table
+    async with watching(second.channel, table.table_id) as watch:
+        joined = await bob.join(table.code)
+        played = await ann.play(table.table_id, first_legal(joined.table.game.turn), 1)
+        await watch.until_seq(2)
+    assert watch.events[-1] == played.events[0]
+    # The same player, the same token, on either replica.
+    assert (await ann.on(second.channel).get(table.table_id)).your_role == tables_pb2.ROLE_BLACK
+
+
+async def test_two_thousand_watch_streams_open_at_once(
+    channel: grpc.aio.Channel, replica: object, settings: Settings
+) -> None:
+    streams = 2000
+    ann, table, _ = await _played(channel, 1)
+    target = replica.target  # type: ignore[attr-defined]
+    channels = [serving.open_channel(target, settings) for _ in range(8)]
+    try:
+        stubs = [tables_pb2_grpc.TablesServiceStub(each) for each in channels]
+        calls = [
+            stubs[index % len(stubs)].WatchTable(
+                tables_pb2.WatchTableRequest(table_id=table.table_id)
+            )
+            for index in range(streams)
+        ]
+        snapshots = await asyncio.wait_for(
+            asyncio.gather(*(call.read() for call in calls), return_exceptions=True), 120
+        )
+        received = [
+            result for result in snapshots if isinstance(result, tables_pb2.WatchTableResponse)
+        ]
+        assert len(received) == streams, [result for result in snapshots if result not in received][
+            :3
+        ]
+        assert all(result.HasField("snapshot") for result in received)
+        seq = table.seq + 1
+        turn = (await ann.get(table.table_id)).table.game.turn
+        await ann.play(table.table_id, first_legal(turn), seq)
+        moved = await asyncio.wait_for(asyncio.gather(*(_next_event(call) for call in calls)), 120)
+        assert all(event.seq == seq + 1 for event in moved)
+    finally:
+        for call in calls:
+            call.cancel()
+        for each in channels:
+            await each.close()
+
+
+async def _next_event(call: object) -> tables_pb2.TableEvent:
+    while True:
+        message = await call.read()  # type: ignore[attr-defined]
+        if message.HasField("event"):
+            event: tables_pb2.TableEvent = message.event
+            return event
+
+
+@pytest.mark.parametrize("variant", [game_pb2.VARIANT_ENGLISH, game_pb2.VARIANT_RUSSIAN])
+async def test_restored_events_match_for_both_variants(
+    channel: grpc.aio.Channel, variant: game_pb2.Variant.ValueType
+) -> None:
+    ann = await new_guest(channel)
+    table = (await ann.create(opponent=tables_pb2.OPPONENT_PASS_AND_PLAY, variant=variant)).table
+    turn, seq = table.game.turn, 0
+    appended: list[tables_pb2.TableEvent] = []
+    for _ in range(6):
+        response = await ann.play(table.table_id, first_legal(turn), seq)
+        appended += response.events
+        seq, turn = response.events[-1].seq, response.events[0].move_played.next
+    async with watching(channel, table.table_id, after_seq=0) as live:
+        await live.until_seq(seq)
+    async with watching(channel, table.table_id, after_seq=1) as resumed:
+        await resumed.until_seq(seq)
+    assert resumed.events == appended[1:]
