@@ -158,8 +158,15 @@ def _serve_referee(settings: Settings, args: argparse.Namespace) -> None:
     serving.run_service("referee", bind, settings, port=args.port)
 
 
+def _serve_tables(settings: Settings, args: argparse.Namespace) -> None:
+    from goti.tables.__main__ import run  # noqa: PLC0415
+
+    run(settings, port=args.port)
+
+
 SERVICES: dict[str, Callable[[Settings, argparse.Namespace], None]] = {
     "referee": _serve_referee,
+    "tables": _serve_tables,
 }
 """What ``goti serve`` can run, by name: each serves until Ctrl-C or SIGTERM."""
 

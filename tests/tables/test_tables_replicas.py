@@ -100,14 +100,15 @@ async def test_a_replica_shutting_down_sends_its_watchers_elsewhere(
 def replica_processes(
     tmp_path: Path, redis_url: str, referee_target: str, ai_target: str
 ) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
-    """Two ``python -m goti.tables`` processes on the shared Redis: (process, target)."""
+    """Two tables processes on the shared Redis, (process, target): one started as
+    ``python -m goti.tables``, one as ``goti serve tables --port N``."""
     started: list[tuple[subprocess.Popen[bytes], str]] = []
     for index in range(2):
         port = free_port()
         environment = {
             **os.environ,
             "GOTI_HOST": "127.0.0.1",
-            "GOTI_TABLES_PORT": str(port),
+            "GOTI_TABLES_PORT": str(port if index == 0 else free_port()),
             "GOTI_REDIS_URL": redis_url,
             "GOTI_REFEREE_TARGET": referee_target,
             "GOTI_AI_TARGET": ai_target,
@@ -115,8 +116,13 @@ def replica_processes(
             "GOTI_LOG_FORMAT": "json",
         }
         with (tmp_path / f"tables-{index}.log").open("wb") as log:
+            command = (
+                ["-m", "goti.tables"]
+                if index == 0
+                else ["-m", "goti.cli", "serve", "tables", "--port", str(port)]
+            )
             process = subprocess.Popen(
-                [sys.executable, "-m", "goti.tables"],
+                [sys.executable, *command],
                 env=environment,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -173,3 +179,29 @@ async def test_killing_a_replica_mid_game_loses_nothing(
         seen = await game.players[2].on(other_channel).get(game.table_id)
         assert seen.table.seq == game.seq == 1 + 13
         assert len(seen.table.game.moves) == 13
+
+
+def test_goti_serve_tables_needs_redis(tmp_path: Path) -> None:
+    environment = {name: value for name, value in os.environ.items() if "GOTI_" not in name}
+    result = subprocess.run(
+        [sys.executable, "-m", "goti.cli", "serve", "tables"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=environment,
+    )
+    assert result.returncode == 2
+    assert "GOTI_REDIS_URL" in result.stderr and "Traceback" not in result.stderr
+
+
+async def test_a_replica_stops_cleanly_on_sigterm(
+    replica_processes: list[tuple[subprocess.Popen[bytes], str]],
+    redis: Redis,
+    settings: Settings,
+) -> None:
+    process, target = replica_processes[1]
+    async with serving.open_channel(target, settings) as channel:
+        await _answering(channel)
+    process.send_signal(signal.SIGTERM)
+    assert await asyncio.to_thread(process.wait, 30) == 0

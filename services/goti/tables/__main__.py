@@ -26,17 +26,13 @@ async def serve(settings: Settings, *, port: int | None = None) -> None:
         await serving.serve("tables", runtime.bind, settings, port=port, drain=runtime.drain)
 
 
-def main(port: int | None = None) -> None:
-    """Read the settings, then serve; exits with status 2 on a configuration problem."""
-    try:
-        settings = Settings.from_env()
-    except SettingsError as error:
-        print(f"goti tables: bad configuration:\n{error}", file=sys.stderr)
-        raise SystemExit(2) from None
+def run(settings: Settings, *, port: int | None = None) -> None:
+    """Serve with ``settings`` until SIGTERM or SIGINT (``goti serve tables`` calls this);
+    exits with status 2 when no Redis is configured."""
     if not settings.redis_url:
         print(
             "goti tables: bad configuration:\nGOTI_REDIS_URL must name the Redis that holds "
-            "the tables (redis://host:6379/0)",
+            "the tables, e.g. redis://localhost:6379/0",
             file=sys.stderr,
         )
         raise SystemExit(2)
@@ -44,6 +40,16 @@ def main(port: int | None = None) -> None:
     for note in unknown_variables():
         log.warning("ignoring unknown setting %s", note, extra={"variable": note})
     serving.run(lambda: serve(settings, port=port))
+
+
+def main() -> None:
+    """Read the settings, then serve; exits with status 2 on a configuration problem."""
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:
+        print(f"goti tables: bad configuration:\n{error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    run(settings)
 
 
 if __name__ == "__main__":
