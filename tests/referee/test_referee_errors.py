@@ -66,6 +66,23 @@ async def test_a_capture_stopped_short_says_incomplete(referee: Referee) -> None
     assert status.metadata == {"legalMoves": "b8:d6:b4"}
 
 
+async def test_a_long_list_of_legal_moves_comes_whole_in_the_metadata(referee: Referee) -> None:
+    # Flying kings with 86 capture orders: over 2,000 characters of legal moves.
+    game = game_after(
+        [], RUSSIAN, fen="W:WKb8,Kh8,Ka7,Ka3,Kh2,Kc1,Kg1:Bc7,e7,e5,c3,e3,g3,Kg7,Kc5,Kg5"
+    )
+    legal = ",".join(game.notation(move) for move in game.legal_moves)
+    assert len(legal) > 2000
+    status = await refusal(
+        referee.Apply(apply(state_of(game), notation="b8-a7"), timeout=CALL_TIMEOUT)
+    )
+    assert (status.code, status.reason) == (INVALID, "CAPTURE_REQUIRED")
+    assert status.metadata == {"legalMoves": legal}
+    # The message, for people, is cut short to keep the trailers within what clients accept.
+    assert len(status.message) <= 400
+    assert status.message.endswith("…")
+
+
 async def test_a_short_capture_that_fits_two_moves_lists_both(referee: Referee) -> None:
     game = game_after([], fen="W:WK30:B17,18,25,26")
     for request in (apply(state_of(game), notation="30x30"), apply(state_of(game), path=[30, 30])):

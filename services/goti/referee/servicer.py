@@ -40,6 +40,9 @@ _ACTIONS: Final[dict[int, Action]] = {
     referee_pb2.GAME_ACTION_TAKE_BACK: Action.TAKE_BACK,
 }
 
+MAX_STATUS_MESSAGE_CHARS: Final = 400
+"""Longest status message sent; longer ones are cut short."""
+
 # The request field a move error is about, by the `action` oneof member that is set.
 _MOVE_FIELDS: Final = {"move_path": "move_path.squares", "move_notation": "move_notation"}
 
@@ -64,6 +67,11 @@ async def _refuse(context: Context, error: Exception, field: str | None = None) 
     status = _error_status(error, field)
     if status is None:
         raise error
+    if len(status.message) > MAX_STATUS_MESSAGE_CHARS:
+        # The message repeats for people what the metadata lists (the legal moves); with
+        # many flying-king captures both together would pass the 8 KiB of trailers a gRPC
+        # client accepts by default. The metadata keeps the whole list.
+        status = status._replace(message=status.message[: MAX_STATUS_MESSAGE_CHARS - 1] + "…")
     await context.abort(status.code, status.message, status.trailing_metadata())
 
 
