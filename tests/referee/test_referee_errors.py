@@ -441,6 +441,15 @@ async def test_a_move_list_that_does_not_lead_to_the_position_is_refused_where_i
             ), moves
 
 
+async def test_a_move_list_longer_than_any_game_is_refused(referee: Referee) -> None:
+    game = game_after(["11-15", "23-19", "8-11", "22-17"])
+    state = state_of(game)
+    # 16,002 plies bring Black back to move, so that only the length is wrong.
+    state.moves.extend(["22-17"] * 15_998)
+    status = await state_refusal(referee, state)
+    assert (status.reason, status.metadata) == ("INVALID_GAME_STATE", {"field": "state.moves"})
+
+
 # -- PDN tags -----------------------------------------------------------------------------
 
 

@@ -39,6 +39,12 @@ from goti.rules.game import (
 DECIDED_BY_PLAYERS: Final = frozenset({Termination.RESIGNATION, Termination.AGREEMENT})
 """Endings that come from a player's action rather than from the position."""
 
+MAX_PLIES: Final = 16_000
+"""More plies than any game can last.  Between two captures or man moves come at most 80
+quiet plies, and a game has at most 192 of those: 24 men advance at most 7 rows each, and at
+most 24 pieces are taken.  A longer move list is forged, and replaying it would only waste
+time."""
+
 
 def outcome_by_rule(state: GameState) -> Outcome | None:
     """How the rules end the game in this state by themselves; None when it goes on."""
@@ -58,6 +64,11 @@ def check_game(game: Game, *, field: str = "state") -> None:
     """Raise :class:`InvalidGameStateError` unless the game's outcome agrees with its
     position and its repetition window could have been played."""
     state = game.state()
+    if state.ply > MAX_PLIES:
+        raise InvalidGameStateError(
+            f"{field}.moves has {state.ply} moves: no game lasts more than {MAX_PLIES} plies",
+            field=f"{field}.moves",
+        )
     _check_quiet_window(state, field)
     by_rule = outcome_by_rule(state)
     outcome = state.outcome
