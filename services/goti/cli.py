@@ -164,7 +164,14 @@ def _serve_tables(settings: Settings, args: argparse.Namespace) -> None:
     run(settings, port=args.port)
 
 
+def _serve_ai(settings: Settings, args: argparse.Namespace) -> None:
+    from goti.ai.__main__ import run  # noqa: PLC0415
+
+    run(settings, port=args.port, workers=args.workers)
+
+
 SERVICES: dict[str, Callable[[Settings, argparse.Namespace], None]] = {
+    "ai": _serve_ai,
     "referee": _serve_referee,
     "tables": _serve_tables,
 }
@@ -177,8 +184,25 @@ def _run_serve(args: argparse.Namespace) -> int:
     except SettingsError as error:
         print(f"goti serve: bad configuration:\n{error}", file=sys.stderr)
         return USAGE_ERROR
+    if args.service is None:
+        if args.port is not None or args.workers is not None:
+            raise UsageError(
+                "--port and --workers go with one service (goti serve tables|referee|ai); "
+                "the whole backend takes its ports from GOTI_*_PORT"
+            )
+        from goti.backend import run_backend  # noqa: PLC0415
+
+        return run_backend(settings)
+    if args.workers is not None and args.service != "ai":
+        raise UsageError("--workers is for goti serve ai")
     SERVICES[args.service](settings, args)
     return 0
+
+
+def _workers(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"workers must be a whole number 1 or more, not {text!r}")
+    return int(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -216,16 +240,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve_parser = commands.add_parser(
         "serve",
-        help="run a Goti service until Ctrl-C or SIGTERM",
-        description="Run a Goti service until Ctrl-C or SIGTERM, which stop it gracefully.",
+        help="run Goti (all of it, or one service) until Ctrl-C or SIGTERM",
+        description="Run the whole Goti backend on this machine, or one service, until Ctrl-C "
+        "or SIGTERM, which stop it gracefully.",
         epilog=help_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    serve_parser.add_argument("service", choices=sorted(SERVICES), help="the service to run")
+    serve_parser.add_argument(
+        "service",
+        nargs="?",
+        choices=sorted(SERVICES),
+        help="the one service to run; without it, the whole backend on this machine "
+        "(Redis, referee, AI, tables)",
+    )
     serve_parser.add_argument(
         "--port",
         type=_port,
         help="gRPC port (default: the service's GOTI_*_PORT; 0: any free port, logged)",
+    )
+    serve_parser.add_argument(
+        "--workers",
+        type=_workers,
+        help="goti serve ai: search processes (default: GOTI_AI_WORKERS, else one per CPU)",
     )
     serve_parser.set_defaults(run=_run_serve)
     return parser

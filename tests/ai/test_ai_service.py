@@ -1,0 +1,185 @@
+"""The AI service through a real gRPC server with real search processes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+
+import grpc
+import pytest
+import pytest_asyncio
+from grpc_health.v1 import health_pb2
+
+from goti import serving
+from goti.ai.servicer import bind, search_pool
+from goti.api import convert
+from goti.api.v1 import ai_pb2, ai_pb2_grpc, game_pb2
+from goti.healthcheck import health_check_call
+from goti.rules.color import Color
+from goti.rules.game import Game
+from goti.rules.position import Position
+from goti.settings import Settings
+
+WORKERS = 2
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[ProcessPoolExecutor]:
+    workers = search_pool(WORKERS)
+    yield workers
+    workers.shutdown(cancel_futures=True)
+
+
+@pytest_asyncio.fixture
+async def server(pool: ProcessPoolExecutor) -> AsyncIterator[serving.RunningServer]:
+    settings = Settings(host="127.0.0.1")
+    running = await serving.start_server(
+        "ai", partial(bind, pool=pool, workers=WORKERS), settings, port=0
+    )
+    try:
+        yield running
+    finally:
+        await running.stop(None)
+
+
+@pytest_asyncio.fixture
+async def channel(server: serving.RunningServer) -> AsyncIterator[grpc.aio.Channel]:
+    async with serving.open_channel(server.target, Settings(host="127.0.0.1")) as opened:
+        yield opened
+
+
+@pytest.fixture
+def ai(channel: grpc.aio.Channel) -> ai_pb2_grpc.AiServiceAsyncStub:
+    return ai_pb2_grpc.AiServiceStub(channel)
+
+
+def _state(game: Game) -> game_pb2.GameState:
+    return convert.game_state_to_proto(game.state())
+
+
+@pytest.mark.parametrize(
+    "level", [ai_pb2.LEVEL_EASY, ai_pb2.LEVEL_NORMAL, ai_pb2.LEVEL_HARD, ai_pb2.LEVEL_QUICK]
+)
+@pytest.mark.parametrize("variant", ["english", "russian"])
+async def test_every_level_answers_with_a_legal_move(
+    ai: ai_pb2_grpc.AiServiceAsyncStub, level: ai_pb2.Level.ValueType, variant: str
+) -> None:
+    game = Game(variant)
+    reply = await ai.ChooseMove(
+        ai_pb2.ChooseMoveRequest(state=_state(game), level=level, seed=1), timeout=30
+    )
+    move = convert.move_from_proto(reply.move)
+    assert move in game.position.legal_moves
+    assert reply.move.notation == game.notation(move)
+    assert reply.nodes > 0 and reply.depth >= 1
+    assert reply.principal_variation[0] == reply.move.notation
+
+
+async def test_the_callers_deadline_caps_the_thinking(ai: ai_pb2_grpc.AiServiceAsyncStub) -> None:
+    """A long budget with a short deadline still answers in time, with the best move so far."""
+    game = Game("russian")
+    request = ai_pb2.ChooseMoveRequest(
+        state=_state(game), level=ai_pb2.LEVEL_HARD, time_budget_ms=5_000
+    )
+    started = time.perf_counter()
+    reply = await ai.ChooseMove(request, timeout=1.0)
+    assert time.perf_counter() - started < 1.0
+    assert convert.move_from_proto(reply.move) in game.position.legal_moves
+    assert reply.cpu_time_ms < 1_000
+
+
+async def test_the_search_runs_off_the_event_loop(
+    ai: ai_pb2_grpc.AiServiceAsyncStub, channel: grpc.aio.Channel
+) -> None:
+    """While every worker thinks for a second, the server still answers at once."""
+    game = Game("english")
+    request = ai_pb2.ChooseMoveRequest(
+        state=_state(game), level=ai_pb2.LEVEL_HARD, time_budget_ms=1_000
+    )
+    searches = [asyncio.ensure_future(ai.ChooseMove(request, timeout=30)) for _ in range(WORKERS)]
+    await asyncio.sleep(0.2)
+    started = time.perf_counter()
+    answer = await health_check_call(channel)(health_pb2.HealthCheckRequest(), timeout=5)
+    assert answer.status == health_pb2.HealthCheckResponse.SERVING
+    assert time.perf_counter() - started < 0.5
+    replies = await asyncio.gather(*searches)
+    assert all(reply.cpu_time_ms >= 500 for reply in replies)
+
+
+async def test_draw_decisions(ai: ai_pb2_grpc.AiServiceAsyncStub) -> None:
+    """Three kings against one: the side behind takes a draw, the side ahead refuses it."""
+    ahead = Game.from_fen("W:WK1,K2,K3:BK32", "english")
+    ahead.push(ahead.legal_moves[0])
+    ahead.push(ahead.legal_moves[0])
+    ahead.offer_draw(Color.WHITE)
+    ahead.push(ahead.legal_moves[0])  # White moves; Black, one king down to three, decides
+    losing = await ai.DecideDraw(
+        ai_pb2.DecideDrawRequest(state=_state(ahead), level=ai_pb2.LEVEL_HARD), timeout=30
+    )
+    assert losing.accept and losing.score < 0
+    behind = Game.from_fen("B:WK1,K2,K3:BK32", "english")
+    behind.push(behind.legal_moves[0])
+    behind.push(behind.legal_moves[0])
+    behind.offer_draw(Color.BLACK)
+    behind.push(behind.legal_moves[0])  # Black moves; White, three kings to one, decides
+    winning = await ai.DecideDraw(
+        ai_pb2.DecideDrawRequest(state=_state(behind), level=ai_pb2.LEVEL_EASY), timeout=30
+    )
+    assert not winning.accept and winning.score > 0
+
+
+async def _refusal(call: object) -> convert.ErrorStatus:
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await call  # type: ignore[misc]
+    status = convert.ErrorStatus.from_rpc_error(caught.value)
+    assert status is not None
+    return status
+
+
+async def test_refusals(ai: ai_pb2_grpc.AiServiceAsyncStub) -> None:
+    fresh = _state(Game())
+    no_level = await _refusal(ai.ChooseMove(ai_pb2.ChooseMoveRequest(state=fresh), timeout=10))
+    assert (no_level.code, no_level.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    no_state = await _refusal(
+        ai.ChooseMove(ai_pb2.ChooseMoveRequest(level=ai_pb2.LEVEL_EASY), timeout=10)
+    )
+    assert no_state.reason == "INVALID_REQUEST"
+    too_long = await _refusal(
+        ai.ChooseMove(
+            ai_pb2.ChooseMoveRequest(state=fresh, level=ai_pb2.LEVEL_EASY, time_budget_ms=60_000),
+            timeout=10,
+        )
+    )
+    assert too_long.reason == "INVALID_REQUEST"
+    broken = game_pb2.GameState()
+    broken.CopyFrom(fresh)
+    broken.position.white = broken.position.black
+    bad_state = await _refusal(
+        ai.ChooseMove(ai_pb2.ChooseMoveRequest(state=broken, level=ai_pb2.LEVEL_EASY), timeout=10)
+    )
+    assert (bad_state.code, bad_state.reason) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "INVALID_GAME_STATE",
+    )
+    over = Game.from_fen("W:W29:B25,22", "english")
+    finished = await _refusal(
+        ai.ChooseMove(
+            ai_pb2.ChooseMoveRequest(state=_state(over), level=ai_pb2.LEVEL_EASY), timeout=10
+        )
+    )
+    assert (finished.code, finished.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "GAME_OVER")
+    no_offer = await _refusal(
+        ai.DecideDraw(ai_pb2.DecideDrawRequest(state=fresh, level=ai_pb2.LEVEL_HARD), timeout=10)
+    )
+    assert (no_offer.code, no_offer.reason) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "NO_DRAW_OFFER",
+    )
+    assert Position.initial().legal_moves  # the pool survived every refusal
+    reply = await ai.ChooseMove(
+        ai_pb2.ChooseMoveRequest(state=fresh, level=ai_pb2.LEVEL_QUICK), timeout=10
+    )
+    assert reply.HasField("move")
