@@ -1,0 +1,163 @@
+"""``goti serve``: the whole backend from one command, as a newcomer runs it.
+
+Started as a real process with an embedded Redis in a temporary data folder: it must come up
+healthy, serve a game, stop cleanly on Ctrl-C with its children, and keep the unfinished game
+across a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import psutil
+import pytest
+
+from goti.api.v1 import players_pb2, players_pb2_grpc, tables_pb2, tables_pb2_grpc
+
+START_SECONDS = 90.0
+STOP_SECONDS = 60.0
+
+
+def _free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+class Backend:
+    """One ``goti serve`` process."""
+
+    def __init__(self, data_dir: Path) -> None:
+        tables, referee, ai = _free_ports(3)
+        self.tables_target = f"localhost:{tables}"
+        self.environment = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("GOTI_")},
+            "GOTI_TABLES_PORT": str(tables),
+            "GOTI_REFEREE_PORT": str(referee),
+            "GOTI_AI_PORT": str(ai),
+            "GOTI_DATA_DIR": str(data_dir),
+            "GOTI_AI_WORKERS": "1",
+            "GOTI_LOG_LEVEL": "warning",
+        }
+        self.process: subprocess.Popen[str] | None = None
+        self.output: list[str] = []
+
+    def start(self) -> None:
+        self.output = []
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "goti.cli", "serve"],
+            env=self.environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        deadline = time.monotonic() + START_SECONDS
+        assert self.process.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            self.output.append(line)
+            if line.startswith("Goti is running"):
+                return
+        self.stop()
+        pytest.fail("goti serve did not start:\n" + "".join(self.output))
+
+    def stop(self) -> int:
+        assert self.process is not None
+        children = psutil.Process(self.process.pid).children(recursive=True)
+        self.process.send_signal(signal.SIGINT)
+        status = self.process.wait(STOP_SECONDS)
+        assert self.process.stdout is not None
+        self.output.extend(self.process.stdout.readlines())
+        self.process.stdout.close()
+        _, alive = psutil.wait_procs(children, timeout=STOP_SECONDS)
+        assert not alive, f"still running after goti serve stopped: {alive}"
+        return status
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> Iterator[Backend]:
+    running = Backend(tmp_path / "data")
+    yield running
+    if running.process is not None and running.process.poll() is None:
+        running.process.kill()
+
+
+async def _new_game_with_one_move(target: str) -> tuple[str, str]:
+    async with grpc.aio.insecure_channel(target) as channel:
+        players = players_pb2_grpc.PlayersServiceStub(channel)
+        guest = await players.CreateGuest(players_pb2.CreateGuestRequest(), timeout=30)
+        metadata = (("authorization", f"Bearer {guest.player_token}"),)
+        tables = tables_pb2_grpc.TablesServiceStub(channel)
+        created = await tables.CreateTable(
+            tables_pb2.CreateTableRequest(
+                request_id=uuid.uuid4().hex,
+                opponent=tables_pb2.OPPONENT_PASS_AND_PLAY,
+            ),
+            metadata=metadata,
+            timeout=30,
+        )
+        table = created.table
+        await tables.Play(
+            tables_pb2.PlayRequest(
+                table_id=table.table_id,
+                request_id=uuid.uuid4().hex,
+                expected_seq=table.seq,
+                notation=table.game.turn.legal_moves[0].notation,
+            ),
+            metadata=metadata,
+            timeout=30,
+        )
+        return table.table_id, guest.player_token
+
+
+async def _moves_of(target: str, table_id: str) -> list[str]:
+    async with grpc.aio.insecure_channel(target) as channel:
+        tables = tables_pb2_grpc.TablesServiceStub(channel)
+        reply = await tables.GetTable(tables_pb2.GetTableRequest(table_id=table_id), timeout=30)
+        return list(reply.table.game.moves)
+
+
+def test_goti_serve_runs_everything_and_keeps_games_across_a_restart(backend: Backend) -> None:
+    backend.start()
+    assert any("Clients connect to" in line for line in backend.output)
+    table_id, _ = asyncio.run(_new_game_with_one_move(backend.tables_target))
+    before = asyncio.run(_moves_of(backend.tables_target, table_id))
+    assert len(before) == 1
+    assert backend.stop() == 0
+    assert any("Goti stopped" in line for line in backend.output)
+
+    backend.start()
+    assert asyncio.run(_moves_of(backend.tables_target, table_id)) == before
+    assert backend.stop() == 0
+
+
+def test_goti_serve_refuses_a_port_without_a_service() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "goti.cli", "serve", "--port", "5000"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "goti: error: --port and --workers go with one service (goti serve tables|referee|ai); "
+        "the whole backend takes its ports from GOTI_*_PORT"
+    ]
