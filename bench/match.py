@@ -1,0 +1,375 @@
+"""Play a match between two Goti levels, or Goti and any engine speaking the line protocol.
+
+Every opening is played twice with the colours swapped: the English 3-move ballots and the
+Russian opening table from ``bench/openings.json`` (which names their sources).  Games go on
+under the rules of ``goti.rules.game`` (threefold repetition and the 40-move rule draw) and a
+game still running at ``--max-plies`` is scored a draw.
+
+The report gives wins, draws and losses for the first player, its score, and an Elo
+difference: ``Elo = -400 log10(1/score - 1)`` (the logistic model), with a 95% interval from
+the normal approximation of the mean score over game pairs (each opening with both colours
+is one pair, so the interval accounts for an opening that favours one colour).
+
+    python bench/match.py --first hard --second normal --variant both --openings 20
+    python bench/match.py --first hard --engine "goti engine" --movetime 150
+
+The figures go to ``bench/results/ai_match_<first>_vs_<second>.json`` with the date, the
+machine and the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from goti.ai import Level, choose_move
+from goti.rules.color import Color
+from goti.rules.game import Game
+from goti.rules.moves import Move
+
+BENCH = Path(__file__).resolve().parent
+OPENINGS = BENCH / "openings.json"
+RESULTS = BENCH / "results"
+
+
+class Player(Protocol):
+    """One side of the match."""
+
+    name: str
+
+    def choose(self, game: Game) -> tuple[Move, int, int]:
+        """The move to play, the depth reached and the nodes searched (0 when unknown)."""
+        ...
+
+    def close(self) -> None:
+        """Release whatever the player holds."""
+        ...
+
+
+@dataclass
+class LevelPlayer:
+    """Goti at one level, in this process."""
+
+    level: Level
+    movetime_ms: int | None
+    seed: int
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.name = self.level.value
+
+    def choose(self, game: Game) -> tuple[Move, int, int]:
+        self.seed += 1
+        budget = None if self.movetime_ms is None else self.movetime_ms / 1000
+        result = choose_move(game.state(), self.level, time_budget=budget, seed=self.seed)
+        return result.move, result.depth, result.nodes
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class EnginePlayer:
+    """An engine process speaking the line protocol of ``goti engine``."""
+
+    command: str
+    movetime_ms: int | None
+    name: str = ""
+    process: subprocess.Popen[str] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.name = self.command
+
+    def choose(self, game: Game) -> tuple[Move, int, int]:
+        if self.process is None:
+            self.process = subprocess.Popen(
+                shlex.split(self.command),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                bufsize=1,
+            )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        request = f"{game.variant.name} {game.position.fen()}"
+        if self.movetime_ms is not None:
+            request += f" movetime={self.movetime_ms}"
+        self.process.stdin.write(request + "\n")
+        self.process.stdin.flush()
+        reply = self.process.stdout.readline().strip()
+        if not reply or reply.startswith("error:"):
+            raise ValueError(f"the engine answered {reply!r} to {request!r}")
+        return game.position.parse_move(reply), 0, 0
+
+    def close(self) -> None:
+        if self.process is not None:
+            assert self.process.stdin is not None
+            try:
+                self.process.stdin.write("quit\n")
+                self.process.stdin.close()
+                self.process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+            self.process = None
+
+
+@dataclass(frozen=True)
+class GameTask:
+    variant: str
+    opening_id: str
+    opening_moves: tuple[str, ...]
+    first_plays: str
+    """The colour the first player takes: 'white' or 'black'."""
+    first: str
+    second: str
+    engine: bool
+    movetime_ms: int | None
+    max_plies: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class GameResult:
+    variant: str
+    opening_id: str
+    first_plays: str
+    score: float
+    """For the first player: 1 win, 0.5 draw, 0 loss."""
+    termination: str
+    plies: int
+    first_depths: list[int]
+    second_depths: list[int]
+    first_nodes: int
+    second_nodes: int
+    moves: list[str]
+    first_seconds: float
+
+
+def _player(spec: str, engine: bool, movetime_ms: int | None, seed: int) -> Player:
+    if engine:
+        return EnginePlayer(spec, movetime_ms)
+    return LevelPlayer(Level.parse(spec), movetime_ms, seed)
+
+
+def play_game(task: GameTask) -> GameResult:
+    """Play one game of the match (in a worker process)."""
+    game = Game(task.variant)
+    for text in task.opening_moves:
+        game.play(text)
+    first = _player(task.first, False, task.movetime_ms, task.seed)
+    second = _player(task.second, task.engine, task.movetime_ms, task.seed + 500_000)
+    first_color = Color(task.first_plays)
+    depths: dict[str, list[int]] = {"first": [], "second": []}
+    nodes = Counter[str]()
+    termination = "max_plies"
+    score = 0.5
+    first_seconds = 0.0
+    try:
+        while not game.is_over and game.ply < task.max_plies:
+            is_first = game.turn is first_color
+            player = first if is_first else second
+            started = time.process_time()
+            try:
+                move, depth, searched = player.choose(game)
+            except ValueError as error:
+                termination = f"forfeit: {error}"
+                score = 0.0 if is_first else 1.0
+                break
+            if is_first:
+                first_seconds += time.process_time() - started
+            who = "first" if is_first else "second"
+            depths[who].append(depth)
+            nodes[who] += searched
+            game.push(move)
+        else:
+            if game.outcome is not None:
+                termination = game.outcome.termination.value
+                winner = game.outcome.winner
+                score = 0.5 if winner is None else (1.0 if winner is first_color else 0.0)
+    finally:
+        first.close()
+        second.close()
+    return GameResult(
+        variant=task.variant,
+        opening_id=task.opening_id,
+        first_plays=task.first_plays,
+        score=score,
+        termination=termination,
+        plies=game.ply,
+        first_depths=depths["first"],
+        second_depths=depths["second"],
+        first_nodes=nodes["first"],
+        second_nodes=nodes["second"],
+        moves=list(game.moves),
+        first_seconds=first_seconds,
+    )
+
+
+def elo(score: float) -> float:
+    """The logistic Elo difference of a mean score (infinite at 0 and 1)."""
+    if score <= 0.0:
+        return -math.inf
+    if score >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def summarize(results: list[GameResult]) -> dict[str, Any]:
+    """Wins, draws, losses, score and Elo with its 95% interval, from the first player's side."""
+    wins = sum(1 for r in results if r.score == 1.0)
+    draws = sum(1 for r in results if r.score == 0.5)
+    losses = sum(1 for r in results if r.score == 0.0)
+    games = len(results)
+    score = (wins + 0.5 * draws) / games if games else 0.0
+    pairs: dict[tuple[str, str], list[float]] = {}
+    for r in results:
+        pairs.setdefault((r.variant, r.opening_id), []).append(r.score)
+    pair_means = [statistics.fmean(scores) for scores in pairs.values()]
+    if len(pair_means) > 1:
+        error = 1.96 * statistics.stdev(pair_means) / math.sqrt(len(pair_means))
+    else:
+        error = math.nan
+    low, high = max(score - error, 0.0), min(score + error, 1.0)
+    return {
+        "games": games,
+        "wins": wins,
+        "draws": draws,
+        "losses": losses,
+        "score": round(score, 4),
+        "elo": _finite(elo(score)),
+        "elo_95": [_finite(elo(low)), _finite(elo(high))],
+        "score_95": [round(low, 4), round(high, 4)],
+        "terminations": dict(Counter(r.termination for r in results)),
+    }
+
+
+def _finite(value: float) -> float | str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    return round(value, 1)
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    model = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "system": platform.platform(),
+    }
+
+
+def openings(variant: str, count: int | None) -> list[dict[str, Any]]:
+    """``count`` openings spread evenly over the variant's table (all when None)."""
+    table: list[dict[str, Any]] = json.loads(OPENINGS.read_text())[variant]["openings"]
+    if count is None or count >= len(table):
+        return table
+    step = len(table) / count
+    return [table[int(i * step)] for i in range(count)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--first", default="hard", help="the level of the first player")
+    opponent = parser.add_mutually_exclusive_group()
+    opponent.add_argument("--second", default="normal", help="the level of the second player")
+    opponent.add_argument("--engine", help="a command running an engine for the second player")
+    parser.add_argument("--variant", choices=["english", "russian", "both"], default="both")
+    parser.add_argument("--openings", type=int, default=None, help="openings per variant")
+    parser.add_argument("--movetime", type=int, default=None, help="CPU ms per move for both")
+    parser.add_argument("--max-plies", type=int, default=300)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=None, help="the results file")
+    args = parser.parse_args(argv)
+
+    second = args.engine or args.second
+    variants = ["english", "russian"] if args.variant == "both" else [args.variant]
+    tasks = []
+    for variant in variants:
+        for number, opening in enumerate(openings(variant, args.openings)):
+            for first_plays in ("black", "white"):
+                tasks.append(
+                    GameTask(
+                        variant=variant,
+                        opening_id=str(opening["id"]),
+                        opening_moves=tuple(opening["moves"]),
+                        first_plays=first_plays,
+                        first=args.first,
+                        second=second,
+                        engine=args.engine is not None,
+                        movetime_ms=args.movetime,
+                        max_plies=args.max_plies,
+                        seed=args.seed * 1_000_003 + number * 2 + (first_plays == "white"),
+                    )
+                )
+    started = time.monotonic()
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(play_game, tasks))
+    wall = time.monotonic() - started
+
+    report: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
+        "machine": machine(),
+        "first": args.first,
+        "second": second,
+        "movetime_ms": args.movetime,
+        "wall_seconds": round(wall, 1),
+        "elo_formula": "Elo = -400*log10(1/score - 1); 95% interval: score +- 1.96 * stdev of "
+        "the per-opening pair means / sqrt(pairs), converted with the same formula",
+        "overall": summarize(results),
+    }
+    for variant in variants:
+        subset = [r for r in results if r.variant == variant]
+        depths = [d for r in subset for d in r.first_depths]
+        other_depths = [d for r in subset for d in r.second_depths]
+        report[variant] = summarize(subset)
+        report[variant]["first_median_depth"] = statistics.median(depths) if depths else None
+        report[variant]["second_median_depth"] = (
+            statistics.median(other_depths) if other_depths else None
+        )
+        report[variant]["mean_plies"] = round(statistics.fmean(r.plies for r in subset), 1)
+    report["games"] = [asdict(r) for r in results]
+
+    label = "engine" if args.engine else second
+    out = args.out or RESULTS / f"ai_match_{args.first}_vs_{label}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    for key in ["overall", *variants]:
+        part = report[key]
+        print(
+            f"{key:8} {args.first} vs {label}: +{part['wins']} ={part['draws']} -{part['losses']}"
+            f"  score {part['score']:.3f}  Elo {part['elo']} (95%: {part['elo_95'][0]} .. "
+            f"{part['elo_95'][1]})"
+        )
+    print(f"wrote {out} ({wall:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""The levels keep their promises, and the computer answers draw offers sensibly."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import replace
+
+import pytest
+
+from goti.ai import DrawDecision, Level, choose_move, decide_draw
+from goti.ai.levels import SETTINGS
+from goti.ai.search import Searcher
+from goti.rules.color import Color
+from goti.rules.game import Game, GameState, position_key
+
+# -- the levels are ordered ---------------------------------------------------------------
+
+OPENINGS = {
+    "english": ["11-15", "23-19", "8-11"],
+    "russian": ["c3-d4", "f6-g5", "g3-f4"],
+}
+
+
+def _material(game: Game, color: Color) -> float:
+    position = game.position
+    king = 2.5 if game.variant.flying_kings else 1.5
+    return position.count(color, kings=False) + king * position.count(color, kings=True)
+
+
+def _play(variant: str, first: Level, second: Level, first_color: Color, plies: int) -> float:
+    """One game; a game still running at ``plies`` goes to the side a man ahead, else drawn."""
+    game = Game(variant)
+    for text in OPENINGS[variant]:
+        game.play(text)
+    seed = 0
+    while not game.is_over and game.ply < plies:
+        seed += 1
+        level = first if game.turn is first_color else second
+        game.push(choose_move(game.state(), level, seed=seed).move)
+    if game.outcome is not None:
+        winner = game.outcome.winner
+        return 0.5 if winner is None else float(winner is first_color)
+    lead = _material(game, first_color) - _material(game, first_color.opponent)
+    return 1.0 if lead >= 1 else 0.0 if lead <= -1 else 0.5
+
+
+def _match(first: Level, second: Level, plies: int) -> float:
+    """The first level's mean score over both variants, each with both colours."""
+    scores = [
+        _play(variant, first, second, color, plies)
+        for variant in OPENINGS
+        for color in (Color.WHITE, Color.BLACK)
+    ]
+    return sum(scores) / len(scores)
+
+
+def test_levels_are_ordered() -> None:
+    started = time.process_time()
+    assert _match(Level.NORMAL, Level.EASY, plies=100) > 0.5
+    assert _match(Level.HARD, Level.NORMAL, plies=50) > 0.5
+    assert time.process_time() - started < 60
+
+
+# -- what each level promises --------------------------------------------------------------
+
+
+def _positions(variant: str, count: int) -> list[GameState]:
+    """Middle-game positions from lightly randomized play, the same on every run."""
+    chance = random.Random(5)
+    found: list[GameState] = []
+    while len(found) < count:
+        game = Game(variant)
+        for _ in range(chance.randrange(6, 30)):
+            if game.is_over:
+                break
+            if chance.random() < 0.7:
+                move = choose_move(game.state(), Level.EASY, seed=game.ply).move
+            else:
+                move = chance.choice(game.legal_moves)
+            game.push(move)
+        if not game.is_over and len(game.legal_moves) >= 3:
+            found.append(game.state())
+    return found
+
+
+def _losses(states: list[GameState], level: Level) -> list[int]:
+    """How much worse than the best each chosen move is, by a deeper search."""
+    losses = []
+    for seed, state in enumerate(states):
+        scores = Searcher(state.position).score_all(depth=5)
+        assert scores is not None
+        chosen = choose_move(state, level, seed=seed).move
+        losses.append(max(scores) - scores[list(state.position.legal_moves).index(chosen)])
+    return losses
+
+
+def test_easy_makes_real_mistakes_and_normal_rarely_does() -> None:
+    states = _positions("english", 24) + _positions("russian", 24)
+    easy = sorted(_losses(states, Level.EASY))
+    normal = _losses(states, Level.NORMAL)
+    easy_blunders = sum(loss >= 80 for loss in easy)
+    normal_blunders = sum(loss >= 80 for loss in normal)
+    assert easy_blunders >= 4  # real mistakes, to be punished
+    assert easy[len(easy) // 2] <= 30  # but mostly plausible moves
+    assert normal_blunders <= 4
+    assert easy_blunders > normal_blunders
+
+
+def test_easy_never_stalls() -> None:
+    for state in _positions("russian", 8):
+        started = time.thread_time()
+        choose_move(state, Level.EASY, seed=1)
+        assert time.thread_time() - started < SETTINGS[Level.EASY].cpu_seconds + 0.05
+
+
+def test_the_same_seed_plays_the_same_move() -> None:
+    for state in _positions("english", 6):
+        first = choose_move(state, Level.EASY, seed=42)
+        again = choose_move(state, Level.EASY, seed=42)
+        assert first.move == again.move
+
+
+def test_normal_looks_four_plies_ahead() -> None:
+    result = choose_move(Game("english").state(), Level.NORMAL, seed=1)
+    assert result.depth == 4
+
+
+@pytest.mark.parametrize("variant", ["english", "russian"])
+def test_quick_answers_within_about_twenty_milliseconds(variant: str) -> None:
+    for state in _positions(variant, 6):
+        started = time.thread_time()
+        result = choose_move(state, Level.QUICK)
+        assert time.thread_time() - started < 0.03
+        assert result.depth >= 2
+
+
+def test_hard_thinks_for_its_budget_and_sees_far() -> None:
+    result = choose_move(Game("english").state(), Level.HARD)
+    assert 0.1 <= result.seconds < 0.25
+    assert result.depth >= 7
+
+
+# -- draw offers ---------------------------------------------------------------------------
+
+
+def _state(fen: str, variant: str = "english") -> GameState:
+    return Game.from_fen(fen, variant).state()
+
+
+@pytest.mark.parametrize("level", list(Level))
+def test_every_level_accepts_a_draw_when_losing(level: Level) -> None:
+    decision = decide_draw(_state("W:W30,31:B1,2,3,4"), level)
+    assert decision == DrawDecision(accept=True, score=decision.score)
+    assert decision.score < 0
+
+
+@pytest.mark.parametrize("level", list(Level))
+def test_no_level_accepts_a_draw_while_clearly_winning(level: Level) -> None:
+    decision = decide_draw(_state("B:W30,31:B1,2,3,4"), level)
+    assert not decision.accept
+    assert decision.score > 100
+
+
+def _level_game(plies: int) -> GameState:
+    """Two kings each, shuffled for ``plies`` without a capture or a repetition."""
+    game = Game.from_fen("W:WK29,K30:BK3,K4", "english")
+    while game.ply < plies:
+        state = game.state()
+        for move in sorted(game.legal_moves, key=lambda move: move.path):
+            after = game.position.push(move)
+            if state.repetition.count(position_key(after)) == 0 and not after.must_capture:
+                game.push(move)
+                break
+        else:
+            raise AssertionError(f"the walk is stuck at ply {game.ply}")
+    return game.state()
+
+
+def test_hard_accepts_a_draw_in_a_level_quiet_position_late_in_the_game() -> None:
+    state = _level_game(40)
+    assert decide_draw(state, Level.HARD).accept
+    assert not decide_draw(state, Level.NORMAL).accept
+
+
+def test_hard_refuses_a_level_draw_early_in_the_game() -> None:
+    assert not decide_draw(_level_game(10), Level.HARD).accept
+
+
+def test_hard_refuses_a_level_draw_with_a_capture_pending() -> None:
+    # Even material, but a capture is on the board: not quiet.
+    state = _state("W:W22,30:B18,3")
+    late = replace(state, moves=("",) * 40)
+    decision = decide_draw(late, Level.HARD)
+    assert not decision.accept or decision.score <= -70
+
+
+def test_a_finished_game_has_no_draw_to_decide() -> None:
+    with pytest.raises(ValueError, match="over"):
+        decide_draw(_state("W:W:B1"), Level.HARD)
