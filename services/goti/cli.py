@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -205,6 +206,25 @@ def _workers(text: str) -> int:
     return int(text)
 
 
+DEFAULT_PLAY_SERVER = "localhost:50051"
+
+
+def _run_play(args: argparse.Namespace) -> int:
+    # Textual loads only here: the services never import the terminal client.
+    try:
+        from goti_client.terminal import Language, play  # noqa: PLC0415
+        from goti_client.terminal.terminal_theme import Brightness  # noqa: PLC0415
+    except ImportError as error:
+        print(f"goti play: the terminal client cannot start: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    return play(
+        server=args.server or os.environ.get("GOTI_SERVER") or DEFAULT_PLAY_SERVER,
+        variant=args.variant,
+        language=Language(args.lang) if args.lang else None,
+        brightness=None if args.theme == "auto" else Brightness(args.theme),
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``goti`` argument parser with every subcommand."""
     parser = _Parser(prog="goti", description="Goti: checkers tables, rules and engine.")
@@ -264,6 +284,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="goti serve ai: search processes (default: GOTI_AI_WORKERS, else one per CPU)",
     )
     serve_parser.set_defaults(run=_run_serve)
+
+    play_parser = commands.add_parser(
+        "play",
+        help="play checkers in this terminal",
+        description="Play Goti in this terminal: the computer, a friend online, or two "
+        "players at one keyboard; browse the lobby or watch a table.",
+    )
+    play_parser.add_argument(
+        "--server",
+        help=f"the Goti server, host:port (default: $GOTI_SERVER, else {DEFAULT_PLAY_SERVER})",
+    )
+    play_parser.add_argument(
+        "--lang",
+        choices=["en", "ne"],
+        help="English or Nepali (default: from LC_ALL, LC_MESSAGES or LANG)",
+    )
+    play_parser.add_argument(
+        "--variant", type=_variant, default="english", help="english (default) or russian"
+    )
+    play_parser.add_argument(
+        "--theme",
+        choices=["auto", "light", "dark"],
+        default="auto",
+        help="colours for a light or dark terminal (default: ask the terminal)",
+    )
+    play_parser.set_defaults(run=_run_play)
     return parser
 
 
