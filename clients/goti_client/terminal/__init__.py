@@ -1,0 +1,40 @@
+"""``goti play``: Goti in a terminal, built with Textual.
+
+Play the computer, a friend online, or a second player at the same terminal; browse the
+lobby; watch a table.  The server-side ``goti`` command imports this package only when
+``goti play`` runs, so the services never load Textual.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from goti.rules import Variant
+from goti_client.terminal.app import DEFAULT_SERVER, GotiApp
+from goti_client.terminal.labels import Language, language_from_locale
+from goti_client.terminal.player_files import PlayerFiles
+from goti_client.terminal.terminal_theme import Brightness, detect_brightness
+
+__all__ = ["DEFAULT_SERVER", "GotiApp", "Language", "play"]
+
+
+def play(
+    *,
+    server: str,
+    variant: Variant,
+    language: Language | None = None,
+    brightness: Brightness | None = None,
+    environment: Mapping[str, str] | None = None,
+) -> int:
+    """Run the terminal client until the player quits; returns the exit status."""
+    environment = os.environ if environment is None else environment
+    app = GotiApp(
+        server=server,
+        language=language or language_from_locale(environment),
+        variant=variant,
+        files=PlayerFiles.for_user(),
+        brightness=brightness or detect_brightness(environment),
+    )
+    app.run()
+    return app.return_code or 0

@@ -1,0 +1,302 @@
+"""The start screen: play the computer, play a friend online (create a table or join one by
+its code), pass and play at this terminal, browse the lobby, or watch a table."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, ClassVar, Final, cast
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Checkbox, Input, RadioButton, RadioSet, Static
+
+from goti.rules import ENGLISH, RUSSIAN, Variant
+from goti_client.errors import GotiError
+from goti_client.tables import Level, Opponent, StartingPlayer, Table
+
+if TYPE_CHECKING:
+    from goti_client.terminal.app import GotiApp
+
+LEVEL_OPPONENTS: Final = {
+    Level.EASY: Opponent.COMPUTER_EASY,
+    Level.NORMAL: Opponent.COMPUTER_NORMAL,
+    Level.HARD: Opponent.COMPUTER_HARD,
+}
+FIRST_MOVERS: Final = (StartingPlayer.PLAYER_1, StartingPlayer.PLAYER_2, StartingPlayer.RANDOM)
+"""In the order of the "who moves first" buttons: the player, the computer, either."""
+TURN_TIMERS: Final = (0, 30, 60, 300)
+"""Seconds per move offered for a table with a friend (0: no timer)."""
+VARIANTS: Final = (ENGLISH, RUSSIAN)
+
+
+def code_from_link(text: str) -> str:
+    """The table code in what the player typed: a code, or a join link ending in one.
+
+    >>> code_from_link("https://goti.example/join/K7QX2M")
+    'K7QX2M'
+    >>> code_from_link(" k7qx-2m ")
+    'k7qx-2m'
+    """
+    text = text.strip()
+    if "/" in text:
+        text = text.rstrip("/").rsplit("/", 1)[-1]
+    return text
+
+
+class StartScreen(Screen[None]):
+    """What to play."""
+
+    DEFAULT_CSS: ClassVar[str] = """
+    StartScreen {
+        align-horizontal: center;
+    }
+    StartScreen > VerticalScroll {
+        width: 100;
+        max-width: 100%;
+        padding: 0 2;
+    }
+    StartScreen #title {
+        text-style: bold;
+        color: $accent;
+        margin-top: 1;
+    }
+    StartScreen .section {
+        height: auto;
+        border: round $primary;
+        padding: 0 1;
+        margin-top: 1;
+    }
+    StartScreen .row {
+        height: auto;
+    }
+    StartScreen .row > Static {
+        width: 18;
+    }
+    StartScreen RadioSet, StartScreen RadioSet:focus {
+        layout: horizontal;
+        height: auto;
+        border: none;
+        padding: 0;
+    }
+    StartScreen RadioSet:focus {
+        background: $boost;
+    }
+    StartScreen Input {
+        width: 30;
+    }
+    StartScreen Button {
+        margin-right: 2;
+    }
+    StartScreen #connection-status {
+        margin-top: 1;
+    }
+    StartScreen #message {
+        color: $error;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "app.quit", show=False),
+        Binding("r", "retry", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ready = False
+        """Set once the widgets exist: until then there is nothing to show things in."""
+
+    @property
+    def goti_app(self) -> GotiApp:
+        return cast("GotiApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        labels = self.goti_app.labels
+        with VerticalScroll():
+            yield Static(labels.title, id="title")
+            yield Static("", id="connection-status")
+            yield Static("", id="streaks")
+            with Horizontal(classes="row"):
+                yield Static(labels.rules)
+                with RadioSet(id="variant"):
+                    for variant in VARIANTS:
+                        yield RadioButton(
+                            labels.variant(variant),
+                            value=variant == self.goti_app.variant,
+                            id=f"variant-{variant.name}",
+                        )
+            with Vertical(classes="section", id="computer-section") as section:
+                section.border_title = labels.play_computer
+                with Horizontal(classes="row"):
+                    yield Static(labels.level)
+                    with RadioSet(id="level"):
+                        for level in Level:
+                            yield RadioButton(
+                                labels.levels[level],
+                                value=level is Level.EASY,
+                                id=f"level-{level.value}",
+                            )
+                with Horizontal(classes="row"):
+                    yield Static(labels.who_first)
+                    with RadioSet(id="first"):
+                        yield RadioButton(labels.first_me, value=True, id="first-me")
+                        yield RadioButton(labels.first_computer, id="first-computer")
+                        yield RadioButton(labels.first_random, id="first-random")
+                yield Button(labels.play, id="play-computer", variant="primary")
+            with Vertical(classes="section", id="friend-section") as section:
+                section.border_title = labels.play_friend
+                with Horizontal(classes="row"):
+                    yield Static(labels.turn_timer)
+                    with RadioSet(id="timer"):
+                        for seconds in TURN_TIMERS:
+                            yield RadioButton(self._timer_label(seconds), value=seconds == 0)
+                yield Checkbox(labels.list_in_lobby, id="public")
+                with Horizontal(classes="row"):
+                    yield Button(labels.create_table, id="create-table")
+                    yield Input(placeholder=labels.code_or_link, id="join-code")
+                    yield Button(labels.join, id="join")
+            with Horizontal(classes="row section"):
+                yield Button(labels.pass_and_play, id="pass-and-play")
+                yield Button(labels.browse_lobby, id="lobby")
+            with Horizontal(classes="row section"):
+                yield Input(placeholder=labels.table_id, id="watch-id")
+                yield Button(labels.watch, id="watch")
+            yield Static("", id="message")
+            yield Static(labels.quit_hint, id="hint")
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self.query_one("#play-computer", Button).focus()
+        if self.goti_app.connected:
+            self.show_connected()
+
+    def _timer_label(self, seconds: int) -> str:
+        labels = self.goti_app.labels
+        if seconds == 0:
+            return labels.no_timer
+        if seconds < 60:
+            return labels.seconds.format(count=seconds)
+        return labels.minutes.format(count=seconds // 60)
+
+    # -- what the app tells it ----------------------------------------------------------
+
+    def show_connecting(self) -> None:
+        """Say the app is connecting."""
+        labels = self.goti_app.labels
+        self._status(labels.connecting.format(server=self.goti_app.server))
+        self.say("")
+
+    def show_unreachable(self, reason: str) -> None:
+        """Say the server could not be reached, and how to try again."""
+        labels = self.goti_app.labels
+        self._status(labels.cannot_connect.format(server=self.goti_app.server, reason=reason))
+        self.say(labels.retry_hint)
+
+    def show_connected(self) -> None:
+        """Say who the player is on which server."""
+        self.show_player()
+
+    def show_player(self) -> None:
+        """Show the player's name and streaks."""
+        if not self._ready:
+            return
+        app = self.goti_app
+        me = app.me
+        if me is None:
+            return
+        labels = app.labels
+        self._status(labels.playing_as.format(name=me.player.display_name, server=app.server))
+        self.query_one("#streaks", Static).update(
+            labels.streaks.format(streak=me.win_streak, best=me.best_streak)
+        )
+
+    def _status(self, text: str) -> None:
+        if self._ready:
+            self.query_one("#connection-status", Static).update(text)
+
+    def say(self, text: str) -> None:
+        """Show one line under the choices (an error, or how to go on)."""
+        if self._ready:
+            self.query_one("#message", Static).update(text)
+
+    # -- choices ------------------------------------------------------------------------
+
+    def _chosen(self, radio_set_id: str) -> int:
+        index = self.query_one(f"#{radio_set_id}", RadioSet).pressed_index
+        return max(index, 0)
+
+    @property
+    def variant(self) -> Variant:
+        """The rules chosen."""
+        return VARIANTS[self._chosen("variant")]
+
+    def action_retry(self) -> None:
+        self.goti_app.connect()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        app = self.goti_app
+        if not app.connected:
+            self.say(app.labels.retry_hint)
+            return
+        variant = self.variant
+        match event.button.id:
+            case "play-computer":
+                level = list(Level)[self._chosen("level")]
+                first = FIRST_MOVERS[self._chosen("first")]
+                self._open(
+                    lambda: app.goti.create_table(
+                        variant=variant, opponent=LEVEL_OPPONENTS[level], starting_player=first
+                    )
+                )
+            case "create-table":
+                public = self.query_one("#public", Checkbox).value
+                timer = TURN_TIMERS[self._chosen("timer")]
+                self._open(
+                    lambda: app.goti.create_table(
+                        variant=variant,
+                        opponent=Opponent.HUMAN,
+                        starting_player=StartingPlayer.RANDOM,
+                        public=public,
+                        turn_timer_seconds=timer,
+                    )
+                )
+            case "join":
+                code = code_from_link(self.query_one("#join-code", Input).value)
+                if code:
+                    self._open(lambda: app.goti.join_table(code))
+            case "pass-and-play":
+                self._open(
+                    lambda: app.goti.create_table(
+                        variant=variant,
+                        opponent=Opponent.PASS_AND_PLAY,
+                        starting_player=StartingPlayer.PLAYER_1,
+                    )
+                )
+            case "lobby":
+                from goti_client.terminal.lobby_screen import LobbyScreen  # noqa: PLC0415
+
+                app.push_screen(LobbyScreen(variant))
+            case "watch":
+                table_id = self.query_one("#watch-id", Input).value.strip()
+                if table_id:
+                    self._open(lambda: app.goti.get_table(table_id))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        button = {"join-code": "#join", "watch-id": "#watch"}.get(event.input.id or "")
+        if button is not None:
+            self.query_one(button, Button).press()
+
+    def _open(self, call: Callable[[], Awaitable[Table]]) -> None:
+        self.say("")
+        self.run_worker(self._open_table(call), group="open", exclusive=True, exit_on_error=False)
+
+    async def _open_table(self, call: Callable[[], Awaitable[Table]]) -> None:
+        try:
+            table = await call()
+        except GotiError as error:
+            self.say(self.goti_app.labels.explain(error))
+            return
+        self.goti_app.open_table(table)
