@@ -40,7 +40,7 @@ def test_squares_that_hold_nothing_movable_are_ignored_before_a_pick() -> None:
     entry = entry_at(Position.initial())
     for square in (1, 5, 14, 21, 32):
         assert entry.choose(Square(square)).step is EntryStep.IGNORED
-    assert entry.path == ()
+    assert not entry.path
 
 
 def test_another_movable_piece_replaces_the_pick_and_elsewhere_cancels() -> None:
@@ -80,7 +80,7 @@ def test_a_forking_jump_is_chosen_landing_by_landing() -> None:
     assert entry.movable == {26, 27}
     entry.choose(Square(26))
     assert entry.targets == {19}
-    assert entry.jumped == ()
+    assert not entry.jumped
     assert entry.choose(Square(19)).step is EntryStep.EXTENDED
     assert entry.path == (26, 19)
     assert entry.targets == {10, 12}
@@ -98,7 +98,7 @@ def test_choosing_elsewhere_mid_jump_drops_the_whole_jump() -> None:
     entry.choose(Square(26))
     entry.choose(Square(19))
     assert entry.choose(Square(1)).step is EntryStep.CANCELLED
-    assert entry.path == ()
+    assert not entry.path
     entry.choose(Square(26))
     entry.choose(Square(19))
     assert entry.choose(Square(27)).step is EntryStep.SELECTED
