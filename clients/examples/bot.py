@@ -29,7 +29,8 @@ async def play(server: str) -> str:
             if isinstance(update, Snapshot):
                 turn = update.table.game.turn
             elif isinstance(update, MovePlayed):
-                print(f"{update.record.ply + 1:>3}. {update.notation}")
+                ply = update.record.ply
+                print(f"{ply // 2 + 1:>3}{'.' if ply % 2 == 0 else '...'} {update.notation}")
                 turn = update.next
             elif isinstance(update, GameOver):
                 print(f"result {update.result} ({update.outcome.termination.value})")

@@ -156,7 +156,10 @@ async def follow(
                 turn = message.snapshot.table.game.turn
         elif message.event.HasField("move_played"):
             played = message.event.move_played
-            print(f"{played.record.ply + 1:>3}. {played.record.move.notation}")
+            ply = played.record.ply
+            print(
+                f"{ply // 2 + 1:>3}{'.' if ply % 2 == 0 else '...'} {played.record.move.notation}"
+            )
             if played.HasField("next"):
                 turn = played.next
         elif message.event.HasField("game_over"):
