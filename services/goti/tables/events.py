@@ -1,8 +1,9 @@
 """What the tables service sends and stores: table events, tables, lobby entries — built
 from the referee's answers and the stored table, with no I/O.
 
-The log keeps every event in a lean form: a MovePlayed without its board's FEN and the next
-side's legal moves, a MovesTakenBack without the same in its game view.  Both follow from the
+The log keeps every event in a lean form: a MovePlayed without its board's FEN, the sides
+(the board's side to move says both) and the next side's legal moves and must-capture
+squares, a MovesTakenBack without the FEN and legal moves in its game view.  Both follow from the
 board, which the lean form keeps, so :func:`position_state` names the position to ask the
 referee about and :func:`restore` puts its answer back.  Watchers get the full form live (it
 is what is published) and the restored form when they catch up from the log.
@@ -152,15 +153,19 @@ def _board_view(view: game_pb2.GameView) -> None:
 
 
 def lean(event: tables_pb2.TableEvent) -> tables_pb2.TableEvent:
-    """The event as the log keeps it: what follows from the board left out."""
+    """The event as the log keeps it: what follows from the board left out (its FEN, the
+    sides, the legal moves and the pieces that must capture)."""
     kind = event.WhichOneof("kind")
     if kind == "move_played":
-        if not event.move_played.board.fen and not event.move_played.next.legal_moves:
-            return event
         kept = tables_pb2.TableEvent()
         kept.CopyFrom(event)
-        kept.move_played.board.fen = ""
-        del kept.move_played.next.legal_moves[:]
+        played = kept.move_played
+        played.board.fen = ""
+        played.record.ClearField("side")
+        if played.HasField("next"):
+            played.next.ClearField("side")
+            del played.next.legal_moves[:]
+            del played.next.must_capture[:]
         return kept
     if kind == "moves_taken_back":
         kept = tables_pb2.TableEvent()
@@ -191,13 +196,18 @@ def position_state(variant: int, board: game_pb2.Board) -> bytes:
 
 
 def restore(event: tables_pb2.TableEvent, view: game_pb2.GameView) -> None:
-    """Put back into a lean event what the description of its board says."""
+    """Put back into a lean event what its board and the referee's description of it say."""
     kind = event.WhichOneof("kind")
     if kind == "move_played":
         played = event.move_played
         played.board.fen = view.board.fen
-        if played.HasField("next") and not played.next.legal_moves:
-            played.next.legal_moves.extend(view.turn.legal_moves)
+        # The side to move after a move is the other side: the mover's opponent.
+        played.record.side = seating.opponent_color(played.board.turn)
+        if played.HasField("next"):
+            played.next.side = played.board.turn
+            if not played.next.legal_moves:
+                played.next.legal_moves.extend(view.turn.legal_moves)
+                played.next.must_capture.extend(view.turn.must_capture)
     elif kind == "moves_taken_back":
         game = event.moves_taken_back.game
         game.board.fen = view.board.fen

@@ -40,7 +40,7 @@ class TablesOptions:
     referee_deadline_seconds: float = 3.0
     ai_deadline_seconds: float = 10.0
     quick_move_deadline_seconds: float = 2.0
-    creation_memory_seconds: int = 24 * 3600
+    creation_memory_seconds: int = 3600
     """How long a CreateTable request id is remembered for retries."""
     log_limit: int = 400
     lobby_snapshot_size: int = 200

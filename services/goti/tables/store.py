@@ -27,11 +27,11 @@ from goti.tables import keys
 
 DEFAULT_LOG_LIMIT: Final = 400
 """Events kept per table: a long game plus its draw offers; older ones give way to snapshots."""
-DEFAULT_REQUEST_MEMORY: Final = 16
+DEFAULT_REQUEST_MEMORY: Final = 8
 """Commands remembered per table for idempotent retries.  A retry of an older one cannot be
 applied twice either: its ``expected_seq`` is stale by then, so it is refused."""
-REQUEST_DIGEST_BYTES: Final = 12
-FINGERPRINT_BYTES: Final = 8
+REQUEST_DIGEST_BYTES: Final = 8
+FINGERPRINT_BYTES: Final = 4
 
 _CREATE = """
 -- KEYS: state, code, lobby, lobby listings, timers, log, requests
@@ -66,15 +66,15 @@ if not seq then return {'missing', -1, -1} end
 seq = tonumber(seq)
 local request = ARGV[3]
 if request ~= '' then
-  local digest = string.sub(request, 1, 12)
+  local digest = string.sub(request, 1, 8)
   local remembered = redis.call('LRANGE', KEYS[3], 0, -1)
   for i = #remembered, 1, -1 do
     local entry = remembered[i]
-    if string.sub(entry, 1, 12) == digest then
-      if string.sub(entry, 13, 20) ~= string.sub(request, 13, 20) then
+    if string.sub(entry, 1, 8) == digest then
+      if string.sub(entry, 9, 12) ~= string.sub(request, 9, 12) then
         return {'reused', seq, seq}
       end
-      local first, last = string.match(string.sub(entry, 21), '(%d+):(%d+)')
+      local first, last = string.match(string.sub(entry, 13), '(%d+):(%d+)')
       return {'duplicate', tonumber(first), tonumber(last)}
     end
   end
@@ -125,13 +125,13 @@ return {'ok', seq + 1, new_seq}
 
 _FIND_REQUEST = """
 -- KEYS: requests.  ARGV: request key.  {'duplicate', first, last}, {'reused'} or {'none'}.
-local digest = string.sub(ARGV[1], 1, 12)
+local digest = string.sub(ARGV[1], 1, 8)
 local remembered = redis.call('LRANGE', KEYS[1], 0, -1)
 for i = #remembered, 1, -1 do
   local entry = remembered[i]
-  if string.sub(entry, 1, 12) == digest then
-    if string.sub(entry, 13, 20) ~= string.sub(ARGV[1], 13, 20) then return {'reused'} end
-    local first, last = string.match(string.sub(entry, 21), '(%d+):(%d+)')
+  if string.sub(entry, 1, 8) == digest then
+    if string.sub(entry, 9, 12) ~= string.sub(ARGV[1], 9, 12) then return {'reused'} end
+    local first, last = string.match(string.sub(entry, 13), '(%d+):(%d+)')
     return {'duplicate', tonumber(first), tonumber(last)}
   end
 end
@@ -274,7 +274,10 @@ class LobbyUpdate(enum.Enum):
 
 def request_key(player_id: str, request_id: str, fingerprint: bytes) -> bytes:
     """How a table remembers a player's command: a digest of who asked and the request id,
-    then a digest of what was asked (so a request id reused for another command shows)."""
+    then a digest of what was asked (so a request id reused for another command shows).
+
+    Short on purpose: a table remembers only its latest few commands, so eight bytes tell
+    them apart, and every entry costs memory on every live table."""
     who = hashlib.blake2b(
         f"{player_id}\0{request_id}".encode(), digest_size=REQUEST_DIGEST_BYTES
     ).digest()
