@@ -33,6 +33,7 @@ T = TypeVar("T")
 _RECONNECT_FIRST_DELAY: Final = 0.05
 _RECONNECT_MAX_DELAY: Final = 2.0
 _SUBSCRIBE_TIMEOUT: Final = 10.0
+_CLOSE_TIMEOUT: Final = 2.0
 
 
 class Signal(enum.Enum):
@@ -201,7 +202,7 @@ class Fanout:
         pubsub, self._pubsub = self._pubsub, None
         if pubsub is not None:
             with contextlib.suppress(Exception):
-                await pubsub.aclose()  # type: ignore[no-untyped-call]
+                await asyncio.wait_for(pubsub.aclose(), _CLOSE_TIMEOUT)  # type: ignore[no-untyped-call]
 
     async def _connect(self) -> PubSub:
         async with self._lock:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Hashable, Mapping
-from typing import Final, Generic, TypeVar
+from collections.abc import Callable, Coroutine, Hashable, Mapping
+from typing import Any, Final, Generic, TypeVar
 
 import grpc
 from google.protobuf.message import Message
@@ -76,12 +76,13 @@ def with_state(state: bytes, rest: Message) -> bytes:
 
 
 class _Memo(Generic[K, V]):
-    """The last ``size`` answers by key; concurrent askers of one key share a single call."""
+    """The last ``size`` answers by key; concurrent askers of one key share a single call,
+    which goes on even if the asker that started it gives up."""
 
     def __init__(self, size: int) -> None:
         self._size = size
         self._done: OrderedDict[K, V] = OrderedDict()
-        self._pending: dict[K, asyncio.Future[V]] = {}
+        self._pending: dict[K, asyncio.Task[V]] = {}
 
     def remember(self, key: K, value: V) -> None:
         self._done[key] = value
@@ -89,32 +90,23 @@ class _Memo(Generic[K, V]):
         while len(self._done) > self._size:
             self._done.popitem(last=False)
 
-    async def get(self, key: K, compute: Callable[[], Awaitable[V]]) -> V:
+    async def get(self, key: K, compute: Callable[[], Coroutine[Any, Any, V]]) -> V:
         found = self._done.get(key)
         if found is not None:
             self._done.move_to_end(key)
             return found
-        pending = self._pending.get(key)
-        if pending is not None:
-            return await asyncio.shield(pending)
-        future: asyncio.Future[V] = asyncio.get_running_loop().create_future()
-        self._pending[key] = future
-        try:
-            value = await compute()
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
-        except Exception as error:
-            future.set_exception(error)
-            # Nobody else may be waiting; mark the exception as seen.
-            future.exception()
-            raise
-        else:
-            future.set_result(value)
-            self.remember(key, value)
-            return value
-        finally:
+        task = self._pending.get(key)
+        if task is None:
+            task = asyncio.ensure_future(compute())
+            self._pending[key] = task
+            task.add_done_callback(lambda finished: self._settle(key, finished))
+        return await asyncio.shield(task)
+
+    def _settle(self, key: K, task: asyncio.Task[V]) -> None:
+        if self._pending.get(key) is task:
             del self._pending[key]
+        if not task.cancelled() and task.exception() is None:
+            self.remember(key, task.result())
 
 
 class _Peer:
