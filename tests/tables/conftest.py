@@ -4,9 +4,11 @@ tables replicas on the shared Redis (or a private one), each on a free port."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.util
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import grpc
@@ -62,14 +64,32 @@ async def referee_target(settings: Settings) -> AsyncIterator[str]:
         await running.stop(None)
 
 
+AI_WORKERS = 2
+
+
+@pytest.fixture(scope="session")
+def ai_pool() -> Iterator[Executor | None]:
+    """The AI service's search processes, started once for the whole run."""
+    if not ai_service_exists():
+        yield None
+        return
+    pool = importlib.import_module(AI_SERVICER).search_pool(AI_WORKERS)
+    try:
+        yield pool
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
 @pytest_asyncio.fixture
-async def ai_target(settings: Settings) -> AsyncIterator[str]:
+async def ai_target(settings: Settings, ai_pool: Executor | None) -> AsyncIterator[str]:
     """The computer player's address; where it does not exist yet, a port nobody answers on
     (computer moves then wait, and timer moves fall back to the first legal move)."""
-    if not ai_service_exists():
+    if ai_pool is None:
         yield f"127.0.0.1:{free_port()}"
         return
-    bind_ai = importlib.import_module(AI_SERVICER).bind
+    bind_ai = functools.partial(
+        importlib.import_module(AI_SERVICER).bind, pool=ai_pool, workers=AI_WORKERS
+    )
     running = await serving.start_server("ai", bind_ai, settings, port=0)
     try:
         yield running.target

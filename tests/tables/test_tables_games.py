@@ -7,7 +7,7 @@ import grpc
 
 from goti.api.v1 import game_pb2, tables_pb2
 
-from .table_calls import Guest, first_legal, kinds, new_guest, watching
+from .table_calls import Guest, eventually, first_legal, kinds, new_guest, watching
 
 
 async def play_out(
@@ -44,6 +44,7 @@ async def test_two_people_play_a_whole_game_online(channel: grpc.aio.Channel) ->
     assert spectator_view.your_role == tables_pb2.ROLE_SPECTATOR
 
     async with watching(channel, table.table_id) as watch:
+        await eventually(lambda: bool(watch.messages))  # the snapshot, before anything happens
         typed = f" {table.code[:3].lower()}-{table.code[3:]} "
         joined = await bob.join(typed)
         assert joined.your_role == tables_pb2.ROLE_WHITE

@@ -127,7 +127,7 @@ async def test_two_thousand_watch_streams_open_at_once(
             for index in range(streams)
         ]
         snapshots = await asyncio.wait_for(
-            asyncio.gather(*(call.read() for call in calls), return_exceptions=True), 120
+            asyncio.gather(*(call.read() for call in calls), return_exceptions=True), 60
         )
         received = [
             result for result in snapshots if isinstance(result, tables_pb2.WatchTableResponse)
@@ -139,7 +139,7 @@ async def test_two_thousand_watch_streams_open_at_once(
         seq = table.seq + 1
         turn = (await ann.get(table.table_id)).table.game.turn
         await ann.play(table.table_id, first_legal(turn), seq)
-        moved = await asyncio.wait_for(asyncio.gather(*(_next_event(call) for call in calls)), 120)
+        moved = await asyncio.wait_for(asyncio.gather(*(_next_event(call) for call in calls)), 60)
         assert all(event.seq == seq + 1 for event in moved)
     finally:
         for call in calls:

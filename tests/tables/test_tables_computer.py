@@ -1,0 +1,167 @@
+"""Tables against the computer: its replies through the AI service and the referee, take
+backs, draw offers, rematches and the player's streaks.  They need the AI service."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from goti.api.v1 import ai_pb2, game_pb2, tables_pb2
+
+from .conftest import needs_ai
+from .table_calls import Guest, eventually, first_legal, kinds, new_guest, watching
+
+pytestmark = needs_ai
+
+LEVELS = {
+    tables_pb2.OPPONENT_COMPUTER_EASY: ai_pb2.LEVEL_EASY,
+    tables_pb2.OPPONENT_COMPUTER_NORMAL: ai_pb2.LEVEL_NORMAL,
+    tables_pb2.OPPONENT_COMPUTER_HARD: ai_pb2.LEVEL_HARD,
+}
+
+
+async def _events_until(
+    channel: grpc.aio.Channel, table_id: str, after_seq: int, seq: int
+) -> list[tables_pb2.TableEvent]:
+    async with watching(channel, table_id, after_seq=after_seq) as watch:
+        await watch.until_seq(seq, timeout=60)
+    return watch.events
+
+
+async def _computer_replies(
+    channel: grpc.aio.Channel, table_id: str, after_seq: int
+) -> list[tables_pb2.TableEvent]:
+    """The events up to and including the computer's next move (or the end of the game)."""
+    async with watching(channel, table_id, after_seq=after_seq) as watch:
+        await eventually(
+            lambda: any(
+                event.HasField("game_over")
+                or (
+                    event.HasField("move_played")
+                    and event.move_played.source == tables_pb2.MOVE_SOURCE_COMPUTER
+                )
+                for event in watch.events
+            ),
+            timeout=60,
+        )
+    return watch.events
+
+
+@pytest.mark.parametrize("opponent", sorted(LEVELS))
+async def test_a_whole_game_against_each_level(
+    channel: grpc.aio.Channel, opponent: tables_pb2.Opponent.ValueType
+) -> None:
+    ann = await new_guest(channel, "Ann")
+    created = await ann.create(
+        opponent=opponent, starting_player=tables_pb2.STARTING_PLAYER_PLAYER_1
+    )
+    table = created.table
+    assert created.your_role == tables_pb2.ROLE_BLACK
+    assert table.white.computer and table.white.computer_level == LEVELS[opponent]
+    assert table.status == tables_pb2.TABLE_STATUS_PLAYING
+    seq, turn = 0, table.game.turn
+    history: list[tables_pb2.TableEvent] = []
+    for _ in range(150):
+        played = await ann.play(table.table_id, first_legal(turn), seq)
+        history += played.events
+        seq = played.events[-1].seq
+        if played.events[-1].HasField("game_over"):
+            break
+        replies = await _computer_replies(channel, table.table_id, seq)
+        history += replies
+        seq = replies[-1].seq
+        if replies[-1].HasField("game_over"):
+            break
+        reply = replies[-1].move_played
+        assert reply.record.side == game_pb2.COLOR_WHITE
+        turn = reply.next
+    assert history[-1].HasField("game_over"), "the game did not end in 150 moves each"
+    assert [event.seq for event in history] == list(range(1, len(history) + 1))
+    me = await ann.me()
+    human_won = history[-1].game_over.outcome.winner == game_pb2.COLOR_BLACK
+    assert me.streaks.win_streak == (1 if human_won else 0)
+    assert me.streaks.best_streak == me.streaks.win_streak
+
+
+async def test_the_computer_moves_first_when_it_starts(channel: grpc.aio.Channel) -> None:
+    ann = await new_guest(channel, "Ann")
+    created = await ann.create(
+        opponent=tables_pb2.OPPONENT_COMPUTER_EASY,
+        starting_player=tables_pb2.STARTING_PLAYER_PLAYER_2,
+    )
+    assert created.your_role == tables_pb2.ROLE_WHITE
+    first = await _events_until(channel, created.table.table_id, 0, 1)
+    assert first[0].move_played.source == tables_pb2.MOVE_SOURCE_COMPUTER
+    assert first[0].move_played.record.side == game_pb2.COLOR_BLACK
+    assert first[0].move_played.next.side == game_pb2.COLOR_WHITE
+
+
+async def test_taking_back_a_move_and_the_computers_reply(channel: grpc.aio.Channel) -> None:
+    ann = await new_guest(channel, "Ann")
+    table = (
+        await ann.create(
+            opponent=tables_pb2.OPPONENT_COMPUTER_NORMAL,
+            starting_player=tables_pb2.STARTING_PLAYER_PLAYER_1,
+        )
+    ).table
+    played = await ann.play(table.table_id, first_legal(table.game.turn), 0)
+    replies = await _computer_replies(channel, table.table_id, played.events[-1].seq)
+    seq = replies[-1].seq
+    taken = await ann.take_back(table.table_id, seq)
+    assert kinds(taken.events) == ["moves_taken_back"]
+    back = taken.events[0].moves_taken_back
+    assert back.by == game_pb2.COLOR_BLACK
+    assert list(back.moves) == [
+        replies[-1].move_played.record.move.notation,
+        played.events[0].move_played.record.move.notation,
+    ]
+    assert list(back.game.moves) == [] and back.game.turn.side == game_pb2.COLOR_BLACK
+    assert back.game.turn.legal_moves
+    now = await ann.get(table.table_id)
+    assert now.table.seq == seq + 1 and list(now.table.game.moves) == []
+
+
+async def test_the_computer_answers_a_draw_offer(channel: grpc.aio.Channel) -> None:
+    ann = await new_guest(channel, "Ann")
+    table = (
+        await ann.create(
+            opponent=tables_pb2.OPPONENT_COMPUTER_HARD,
+            starting_player=tables_pb2.STARTING_PLAYER_PLAYER_1,
+        )
+    ).table
+    played = await ann.play(table.table_id, first_legal(table.game.turn), 0)
+    replies = await _computer_replies(channel, table.table_id, played.events[-1].seq)
+    seq, turn = replies[-1].seq, replies[-1].move_played.next
+    offered = await ann.offer_draw(table.table_id, seq)
+    assert kinds(offered.events) == ["draw_offered"]
+    moved = await ann.play(table.table_id, first_legal(turn), offered.events[-1].seq)
+    answer = await _computer_replies(channel, table.table_id, moved.events[-1].seq)
+    assert kinds(answer)[0] in {"draw_declined", "draw_accepted"}
+    if kinds(answer)[0] == "draw_declined":
+        assert kinds(answer)[1] == "move_played"
+        assert not answer[1].move_played.record.declined_draw_offer
+    else:
+        assert kinds(answer) == ["draw_accepted", "game_over"]
+
+
+async def test_resigning_resets_the_streak_and_a_rematch_starts_at_once(
+    channel: grpc.aio.Channel,
+) -> None:
+    ann: Guest = await new_guest(channel, "Ann")
+    table = (
+        await ann.create(
+            opponent=tables_pb2.OPPONENT_COMPUTER_EASY,
+            starting_player=tables_pb2.STARTING_PLAYER_PLAYER_1,
+        )
+    ).table
+    resigned = await ann.resign(table.table_id, 0)
+    assert kinds(resigned.events) == ["resigned", "game_over"]
+    me = await ann.me()
+    assert (me.streaks.win_streak, me.streaks.best_streak) == (0, 0)
+    rematch = await ann.rematch(table.table_id, resigned.events[-1].seq)
+    assert kinds(rematch.events) == ["rematch_started"]
+    assert rematch.your_role == tables_pb2.ROLE_WHITE
+    assert rematch.rematch_table.black.computer
+    # The computer has Black now, which moves first: its move follows by itself.
+    first = await _events_until(channel, rematch.rematch_table.table_id, 0, 1)
+    assert first[0].move_played.source == tables_pb2.MOVE_SOURCE_COMPUTER
