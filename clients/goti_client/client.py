@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+import weakref
 from collections.abc import Generator, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -85,11 +86,14 @@ class GotiClient:
         self._owns_channel = owns_channel
         self._seqs: dict[str, int] = {}
         self._variants: dict[str, Variant] = {}
+        self._watches: weakref.WeakSet[TableWatch | LobbyWatch] = weakref.WeakSet()
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Close the channel, if the client opened it; streams still open end."""
+        """End every watch opened here, and close the channel if the client opened it."""
+        for watch in list(self._watches):
+            watch.stop()
         if self._owns_channel:
             await self._channel.close()
 
@@ -233,20 +237,22 @@ class GotiClient:
         self, variant: Variant | None = None, *, give_up_after: float | None = None
     ) -> LobbyWatch:
         """The lobby, live (see :class:`~goti_client.watches.LobbyWatch`)."""
-        return LobbyWatch(
+        watch = LobbyWatch(
             self._tables,
             tables_pb2.WatchLobbyRequest(variant=wire.variant_to_proto(variant)),
             metadata=self._metadata(),
             backoff=self._stream_backoff,
             give_up_after=give_up_after,
         )
+        self._watches.add(watch)
+        return watch
 
     def watch(
         self, table_id: str, after_seq: int = 0, *, give_up_after: float | None = None
     ) -> TableWatch:
         """A table, live, from a snapshot (``after_seq`` 0) or from the event after
         ``after_seq`` (see :class:`~goti_client.watches.TableWatch`)."""
-        return TableWatch(
+        watch = TableWatch(
             self._tables,
             table_id,
             after_seq=after_seq,
@@ -257,6 +263,8 @@ class GotiClient:
             backoff=self._stream_backoff,
             give_up_after=give_up_after,
         )
+        self._watches.add(watch)
+        return watch
 
     async def record(self, table_id: str) -> Record:
         """The table's game record with its PDN."""
