@@ -20,11 +20,17 @@ from goti_client.terminal.app import GotiApp
 from goti_client.terminal.board import BoardView
 from goti_client.terminal.board_layout import Direction
 from goti_client.terminal.game_screen import GameScreen
+from goti_client.terminal.player_files import PlayerFiles
 
 WAIT_SECONDS = 30.0
 """Generous: the machine running the tests may be busy."""
 SCREEN_SIZE = (130, 44)
 SCREENSHOTS = Path(tempfile.gettempdir()) / "goti-terminal-screenshots"
+
+
+def files_in(folder: Path, player: str) -> PlayerFiles:
+    """The config and data folders of one player of a test."""
+    return PlayerFiles(folder / player / "config", folder / player / "data")
 
 
 def screen_text(app: GotiApp) -> str:

@@ -11,11 +11,11 @@ from goti.rules import Color
 from goti_client.tables import Role, TableStatus
 from goti_client.terminal.app import GotiApp
 from goti_client.terminal.lobby_screen import LobbyScreen
-from goti_client.terminal.player_files import PlayerFiles
 
 from .pilot_moves import (
     SCREEN_SIZE,
     connected,
+    files_in,
     game_screen,
     key_move,
     my_turn,
@@ -26,15 +26,11 @@ from .pilot_moves import (
 from .running_backend import Backend
 
 
-def files_of(tmp_path: Path, name: str) -> PlayerFiles:
-    return PlayerFiles(tmp_path / name / "config", tmp_path / name / "data")
-
-
 async def test_a_friend_joins_by_the_code_and_both_see_each_move(
     backend: Backend, tmp_path: Path
 ) -> None:
-    host = GotiApp(server=backend.target, files=files_of(tmp_path, "host"))
-    guest = GotiApp(server=backend.target, files=files_of(tmp_path, "guest"))
+    host = GotiApp(server=backend.target, files=files_in(tmp_path, "host"))
+    guest = GotiApp(server=backend.target, files=files_in(tmp_path, "guest"))
     async with host.run_test(size=SCREEN_SIZE) as host_pilot:
         await connected(host_pilot)
         host_screen = await open_game(host_pilot, "#create-table")
@@ -94,9 +90,9 @@ async def test_a_friend_joins_by_the_code_and_both_see_each_move(
 async def test_a_table_joined_from_the_live_lobby_and_watched_by_a_third(
     backend: Backend, tmp_path: Path
 ) -> None:
-    host = GotiApp(server=backend.target, files=files_of(tmp_path, "host"))
-    guest = GotiApp(server=backend.target, files=files_of(tmp_path, "guest"))
-    watcher = GotiApp(server=backend.target, files=files_of(tmp_path, "watcher"))
+    host = GotiApp(server=backend.target, files=files_in(tmp_path, "host"))
+    guest = GotiApp(server=backend.target, files=files_in(tmp_path, "guest"))
+    watcher = GotiApp(server=backend.target, files=files_in(tmp_path, "watcher"))
     async with guest.run_test(size=SCREEN_SIZE) as guest_pilot:
         await connected(guest_pilot)
         await guest_pilot.click("#lobby")

@@ -166,13 +166,15 @@ class GameScreen(Screen[None]):
                 yield Static(id="notices")
                 yield Static(id="streak")
                 with Horizontal(classes="buttons"):
-                    yield Button(labels.offer_draw, id="offer-draw")
-                    yield Button(labels.accept_draw, id="accept-draw", variant="success")
-                    yield Button(labels.decline_draw, id="decline-draw")
-                    yield Button(labels.resign, id="resign", variant="error")
-                    yield Button(labels.take_back, id="take-back")
-                    yield Button(labels.rematch, id="rematch", variant="primary")
-                    yield Button(labels.leave, id="leave")
+                    yield Button(labels.offer_draw, id="offer-draw", compact=True)
+                    yield Button(
+                        labels.accept_draw, id="accept-draw", variant="success", compact=True
+                    )
+                    yield Button(labels.decline_draw, id="decline-draw", compact=True)
+                    yield Button(labels.resign, id="resign", variant="error", compact=True)
+                    yield Button(labels.take_back, id="take-back", compact=True)
+                    yield Button(labels.rematch, id="rematch", variant="primary", compact=True)
+                    yield Button(labels.leave, id="leave", compact=True)
                 yield Static(labels.moves, id="moves-heading")
                 yield Static(id="moves")
         yield Static("", id="message")

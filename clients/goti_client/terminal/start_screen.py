@@ -60,16 +60,17 @@ class StartScreen(Screen[None]):
     StartScreen #title {
         text-style: bold;
         color: $accent;
-        margin-top: 1;
     }
     StartScreen .section {
         height: auto;
         border: round $primary;
         padding: 0 1;
-        margin-top: 1;
     }
     StartScreen .row {
         height: auto;
+    }
+    StartScreen .spaced {
+        margin: 1 0 0 1;
     }
     StartScreen .row > Static {
         width: 18;
@@ -77,23 +78,19 @@ class StartScreen(Screen[None]):
     StartScreen RadioSet, StartScreen RadioSet:focus {
         layout: horizontal;
         height: auto;
-        border: none;
-        padding: 0;
-    }
-    StartScreen RadioSet:focus {
-        background: $boost;
     }
     StartScreen Input {
         width: 30;
+        margin-right: 2;
     }
     StartScreen Button {
         margin-right: 2;
     }
-    StartScreen #connection-status {
-        margin-top: 1;
-    }
     StartScreen #message {
         color: $error;
+    }
+    StartScreen #hint {
+        color: $text-muted;
     }
     """
 
@@ -119,7 +116,7 @@ class StartScreen(Screen[None]):
             yield Static("", id="streaks")
             with Horizontal(classes="row"):
                 yield Static(labels.rules)
-                with RadioSet(id="variant"):
+                with RadioSet(compact=True, id="variant"):
                     for variant in VARIANTS:
                         yield RadioButton(
                             labels.variant(variant),
@@ -130,7 +127,7 @@ class StartScreen(Screen[None]):
                 section.border_title = labels.play_computer
                 with Horizontal(classes="row"):
                     yield Static(labels.level)
-                    with RadioSet(id="level"):
+                    with RadioSet(compact=True, id="level"):
                         for level in Level:
                             yield RadioButton(
                                 labels.levels[level],
@@ -139,29 +136,33 @@ class StartScreen(Screen[None]):
                             )
                 with Horizontal(classes="row"):
                     yield Static(labels.who_first)
-                    with RadioSet(id="first"):
+                    with RadioSet(compact=True, id="first"):
                         yield RadioButton(labels.first_me, value=True, id="first-me")
                         yield RadioButton(labels.first_computer, id="first-computer")
                         yield RadioButton(labels.first_random, id="first-random")
-                yield Button(labels.play, id="play-computer", variant="primary")
+                yield Button(labels.play, id="play-computer", variant="primary", compact=True)
             with Vertical(classes="section", id="friend-section") as section:
                 section.border_title = labels.play_friend
                 with Horizontal(classes="row"):
                     yield Static(labels.turn_timer)
-                    with RadioSet(id="timer"):
+                    with RadioSet(compact=True, id="timer"):
                         for seconds in TURN_TIMERS:
-                            yield RadioButton(self._timer_label(seconds), value=seconds == 0)
-                yield Checkbox(labels.list_in_lobby, id="public")
+                            yield RadioButton(
+                                self._timer_label(seconds),
+                                value=seconds == 0,
+                                id=f"timer-{seconds}",
+                            )
+                yield Checkbox(labels.list_in_lobby, id="public", compact=True)
                 with Horizontal(classes="row"):
-                    yield Button(labels.create_table, id="create-table")
-                    yield Input(placeholder=labels.code_or_link, id="join-code")
-                    yield Button(labels.join, id="join")
-            with Horizontal(classes="row section"):
-                yield Button(labels.pass_and_play, id="pass-and-play")
-                yield Button(labels.browse_lobby, id="lobby")
-            with Horizontal(classes="row section"):
-                yield Input(placeholder=labels.table_id, id="watch-id")
-                yield Button(labels.watch, id="watch")
+                    yield Button(labels.create_table, id="create-table", compact=True)
+                    yield Input(placeholder=labels.code_or_link, id="join-code", compact=True)
+                    yield Button(labels.join, id="join", compact=True)
+            with Horizontal(classes="row spaced"):
+                yield Button(labels.pass_and_play, id="pass-and-play", compact=True)
+                yield Button(labels.browse_lobby, id="lobby", compact=True)
+            with Horizontal(classes="row spaced"):
+                yield Input(placeholder=labels.table_id, id="watch-id", compact=True)
+                yield Button(labels.watch, id="watch", compact=True)
             yield Static("", id="message")
             yield Static(labels.quit_hint, id="hint")
 
