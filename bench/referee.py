@@ -17,11 +17,13 @@ Measured, for each load:
 - from the referee's Prometheus histogram, the share of calls it handled within 0.5 ms and
   1 ms (its own time, without the network or the client).
 
-Each load runs ``--repeat`` times (3) and the run with the median p99 is reported, with every
-run's p99 beside it: on a shared machine one unlucky run says more about the neighbours than
-about the referee; the kernel's CPU pressure before and after is written down for the same
-reason.  Goals: p99 under 1 ms at moderate load (500 calls/s, a fifth of what one core
-serves), and at least 2,000 Apply calls per second per core.
+Each load runs ``--repeat`` times (3), in rounds of every load, and the run with the median
+p99 is reported, with every run's p99 beside it: on a shared machine one unlucky run says
+more about the neighbours than about the referee; the kernel's CPU pressure before and after
+is written down for the same reason.
+
+Goals: p99 under 1 ms at moderate load (500 calls/s, a fifth of what one core serves), and
+at least 2,000 Apply calls per second per core.
 
 Run: ``python bench/referee.py`` (figures to ``bench/results/referee.json``).
 """
@@ -305,13 +307,15 @@ async def _measure(
 
         loads = [("closed", float(n)) for n in arguments.in_flight]
         loads += [("open", float(rate)) for rate in arguments.rates]
-        results = []
-        for kind, amount in loads:
-            runs = [
-                await _run_load(referee, apply, requests, kind, amount, arguments.seconds)
-                for _ in range(arguments.repeat)
-            ]
-            results.append(runs)
+        results: list[list[Run]] = [[] for _ in loads]
+        # Round after round of every load, so that a busy spell on a shared machine spoils
+        # one run of several loads rather than every run of one.
+        for _ in range(arguments.repeat):
+            for runs, (kind, amount) in zip(results, loads, strict=True):
+                runs.append(
+                    await _run_load(referee, apply, requests, kind, amount, arguments.seconds)
+                )
+        for runs in results:
             report = _median_run(runs).report()
             latency = report["latency_ms"]
             within = report["referee_handled_within_ms"]
@@ -353,7 +357,7 @@ def _cpu_pressure() -> str | None:
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--seconds", type=float, default=3.0, help="length of each run (3)")
+    parser.add_argument("--seconds", type=float, default=2.0, help="length of each run (2)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each load (3)")
     parser.add_argument("--warmup", type=float, default=2.0, help="warm-up seconds (2)")
     parser.add_argument(
