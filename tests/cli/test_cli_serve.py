@@ -25,7 +25,6 @@ def goti(*args: str, **environment: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     "args",
     [
-        ("serve",),
         ("serve", "umpire"),
         ("serve", "referee", "--port"),
         ("serve", "referee", "--port", "x"),
