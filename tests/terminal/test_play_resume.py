@@ -3,6 +3,7 @@ port) and a restart of the client itself (it offers the unfinished game)."""
 
 from __future__ import annotations
 
+import goti_client
 from goti_client.tables import TableStatus
 from goti_client.terminal.app import GotiApp
 from goti_client.terminal.dialogs import Question
@@ -93,3 +94,26 @@ async def test_a_client_restarted_after_declining_starts_fresh(
         await pilot.press("n")
         await wait_until(pilot, lambda: not isinstance(again.screen, Question), "the answer")
     assert player_files.unfinished_table(backend.target) is None
+
+
+async def test_an_unreachable_server_is_one_line_and_r_tries_again(
+    backend: Backend, player_files: PlayerFiles
+) -> None:
+    # One call first: a tables server stopped while its timer worker is still opening its
+    # first Redis connection takes a long while to stop.
+    async with goti_client.connect(backend.target):
+        pass
+    await backend.stop_tables()
+    app = GotiApp(server=backend.target, files=player_files)
+    async with app.run_test(size=SCREEN_SIZE) as pilot:
+        await wait_until(
+            pilot,
+            lambda: f"Cannot reach Goti at {backend.target}" in screen_text(app),
+            "the connection failure",
+        )
+        assert "Press R to try again" in screen_text(app)
+        assert "Traceback" not in screen_text(app)
+        await backend.start_tables()
+        await pilot.press("r")
+        await connected(pilot)
+        await wait_until(pilot, lambda: "Playing as" in screen_text(app), "the player's name")

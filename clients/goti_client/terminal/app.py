@@ -11,11 +11,12 @@ from typing import ClassVar, Final
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.worker import Worker, WorkerState
 
 import goti_client
 from goti.rules import ENGLISH, Variant
 from goti_client.connection import Backoff
-from goti_client.errors import GotiError, TableNotFoundError
+from goti_client.errors import GotiError, TableNotFoundError, UnavailableError
 from goti_client.tables import Me, Opponent, Role, Table, TableStatus
 from goti_client.terminal.dialogs import Question
 from goti_client.terminal.game_screen import GameScreen
@@ -81,6 +82,18 @@ class GotiApp(App[None]):
             await self._goti.close()
             self._goti = None
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # Every expected failure is caught where it happens; anything else still reaches
+        # the player as one line rather than ending the game with a traceback.
+        error = event.worker.error
+        if event.state is WorkerState.ERROR and error is not None:
+            line = self.labels.something_went_wrong.format(message=f"{error}".splitlines()[0])
+            screen = self.screen
+            if isinstance(screen, GameScreen | StartScreen):
+                screen.say(line)
+            else:
+                self.notify(line, severity="error")
+
     # -- connecting ---------------------------------------------------------------------
 
     def connect(self) -> None:
@@ -96,6 +109,10 @@ class GotiApp(App[None]):
                 identity_file=self.files.identity_file(self.server),
                 stream_backoff=self._stream_backoff,
             )
+        except UnavailableError as error:
+            # gRPC's own words end with the cause: "Connection refused", "DNS resolution failed".
+            self.start_screen.show_unreachable(error.message.rsplit(": ", 1)[-1])
+            return
         except GotiError as error:
             self.start_screen.show_unreachable(self.labels.explain(error))
             return
