@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from textual.app import App
 from textual.pilot import Pilot
 
 from goti.rules import Square
@@ -33,7 +34,7 @@ def files_in(folder: Path, player: str) -> PlayerFiles:
     return PlayerFiles(folder / player / "config", folder / player / "data")
 
 
-def screen_text(app: GotiApp) -> str:
+def screen_text(app: App[Any]) -> str:
     """What the terminal shows now, as plain text."""
     width, height = app.size
     console = Console(

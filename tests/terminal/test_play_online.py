@@ -72,7 +72,7 @@ async def test_a_friend_joins_by_the_code_and_both_see_each_move(
             await key_move(*black, (11, 15))
             await wait_until(white[0], lambda: white[1].state.game.moves == ("11-15",), "11-15")
             await my_turn(*white)
-            assert "Your move" in screen_text(white[0].app)  # type: ignore[arg-type]
+            assert "Your move" in screen_text(white[0].app)
             await key_move(*white, (22, 18))
             await wait_until(
                 black[0], lambda: black[1].state.game.moves == ("11-15", "22-18"), "22-18"
@@ -82,7 +82,7 @@ async def test_a_friend_joins_by_the_code_and_both_see_each_move(
             await black[0].press("ctrl+z")
             await wait_until(
                 black[0],
-                lambda: "Moves are final between people" in screen_text(black[0].app),  # type: ignore[arg-type]
+                lambda: "Moves are final between people" in screen_text(black[0].app),
                 "the take-back refusal",
             )
 

@@ -31,6 +31,8 @@ MAN: Final = "●"
 KING: Final = "♛"
 JUMPED: Final = "✕"
 TARGET_MARK: Final = "·"
+TARGET_MARK_COLOR: Final = "#ffffff"
+NUMBER_COLOR: Final = "#d8c8a8"
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +218,23 @@ class BoardView(Widget, can_focus=True):
             return LAST_MOVE
         return DARK_SQUARE
 
+    def _glyph(self, square: Square) -> tuple[str, str] | None:
+        """What is drawn on ``square``, as (glyph, colour); None for nothing."""
+        marks = self.marks
+        # Mid-jump the picked piece is drawn where it has got to, not where it started.
+        on_its_way = len(marks.path) > 1
+        piece = self.position.piece_at(square)
+        if on_its_way and square == marks.path[0]:
+            piece = None
+        if on_its_way and square == marks.path[-1]:
+            piece = self.position.piece_at(marks.path[0])
+        if piece is not None:
+            glyph = JUMPED if square in marks.jumped else KING if piece.king else MAN
+            return glyph, PIECE_COLORS[piece.color]
+        if square in marks.targets:
+            return TARGET_MARK, TARGET_MARK_COLOR
+        return None
+
     def _cell_line(self, row: int, column: int, line: int, cell: CellSize) -> Text:
         square = self.board_layout.square_at(row, column)
         if square is None:
@@ -227,26 +246,12 @@ class BoardView(Widget, can_focus=True):
         if cell.height > 1 and line == 0 and not self.position.variant.algebraic:
             return Text(
                 f"{square:<{cell.width}}",
-                style=Style(color="#d8c8a8", bgcolor=background, dim=True),
+                style=Style(color=NUMBER_COLOR, bgcolor=background, dim=True),
             )
-        if line != cell.height // 2:
+        drawn = self._glyph(square) if line == cell.height // 2 else None
+        if drawn is None:
             return Text(" " * cell.width, style=blank)
-        piece = self.position.piece_at(square)
-        if square in self.marks.jumped and piece is not None:
-            glyph, color = JUMPED, PIECE_COLORS[piece.color]
-        elif piece is not None and not (
-            self.marks.path and square == self.marks.path[0] and len(self.marks.path) > 1
-        ):
-            glyph, color = (KING if piece.king else MAN), PIECE_COLORS[piece.color]
-        elif square in self.marks.targets:
-            glyph, color = TARGET_MARK, "#ffffff"
-        elif self.marks.path and len(self.marks.path) > 1 and square == self.marks.path[-1]:
-            mover = self.position.piece_at(self.marks.path[0])
-            if mover is None:
-                return Text(" " * cell.width, style=blank)
-            glyph, color = (KING if mover.king else MAN), PIECE_COLORS[mover.color]
-        else:
-            return Text(" " * cell.width, style=blank)
+        glyph, color = drawn
         return Text(
             glyph.center(cell.width), style=Style(color=color, bgcolor=background, bold=True)
         )

@@ -510,13 +510,13 @@ class GameScreen(Screen[None]):
         self.show_streak()
         self._show_board()
 
-    def _show_board(self, pending: Sequence[int] = ()) -> None:
+    def _show_board(self, pending: tuple[Square, ...] = ()) -> None:
         if not self._ready:
             return
         entry = self.entry
         turn = self.state.my_turn
         if pending:
-            marks = BoardMarks(path=tuple(pending), last_move=self.state.last_move)  # type: ignore[arg-type]
+            marks = BoardMarks(path=pending, last_move=self.state.last_move)
         elif entry is not None and turn is not None:
             marks = BoardMarks(
                 must_capture=frozenset(turn.must_capture),
