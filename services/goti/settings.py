@@ -146,6 +146,17 @@ def _base_url(text: str) -> str:
     return url
 
 
+_ORIGIN = re.compile(r"^https?://[^/\s]+$")
+
+
+def _origins(text: str) -> tuple[str, ...]:
+    """Web origins, comma-separated (``https://app.example,http://localhost:3000``), or ``*``."""
+    origins = tuple(part.strip().rstrip("/") for part in text.split(",") if part.strip())
+    if not all(origin == "*" or _ORIGIN.match(origin) for origin in origins):
+        raise _ParseError("web origins such as https://app.example, comma-separated, or *")
+    return origins
+
+
 def _log_level(text: str) -> str:
     level = text.strip().lower()
     if level not in LOG_LEVELS:
@@ -206,6 +217,13 @@ class Settings:
     )
     referee_port: int = _env("GOTI_REFEREE_PORT", 50052, "Port of the referee service", _port)
     ai_port: int = _env("GOTI_AI_PORT", 50053, "Port of the AI service", _port)
+    web_port: int = _env(
+        "GOTI_WEB_PORT",
+        8080,
+        "Port of the web page, and of the public API over Connect and gRPC-Web, served by "
+        "each tables process (0: off)",
+        _optional_port,
+    )
     tables_metrics_port: int = _env(
         "GOTI_TABLES_METRICS_PORT",
         0,
@@ -330,6 +348,14 @@ class Settings:
         "Start of the join link of every table; the table's code is appended to it",
         _base_url,
     )
+    web_allowed_origins: tuple[str, ...] = _env(
+        "GOTI_WEB_ALLOWED_ORIGINS",
+        (),
+        "Other web origins whose pages may call the API from a browser, comma-separated "
+        "(https://app.example); unset: only the page Goti serves",
+        _origins,
+        shown_default="",
+    )
     finished_table_seconds: int = _env(
         "GOTI_FINISHED_TABLE_SECONDS",
         86_400,
@@ -388,6 +414,12 @@ class Settings:
                 "GOTI_KEEPALIVE_MIN_PING_INTERVAL_SECONDS, or Goti's own clients would be "
                 f"disconnected for pinging too often; got {self.keepalive_time_seconds:g} and "
                 f"{self.keepalive_min_ping_interval_seconds:g}"
+            )
+        grpc_ports = (self.tables_port, self.referee_port, self.ai_port)
+        if self.web_port and self.web_port in grpc_ports:
+            problems.append(
+                f"GOTI_WEB_PORT must differ from the gRPC ports; got {self.web_port}, the port of "
+                "a gRPC service"
             )
         return problems
 

@@ -17,6 +17,7 @@ SAMPLES: dict[str, tuple[str, str, object]] = {
     "GOTI_TABLES_PORT": ("6001", "tables_port", 6001),
     "GOTI_REFEREE_PORT": ("6002", "referee_port", 6002),
     "GOTI_AI_PORT": ("6003", "ai_port", 6003),
+    "GOTI_WEB_PORT": ("6004", "web_port", 6004),
     "GOTI_TABLES_METRICS_PORT": ("9101", "tables_metrics_port", 9101),
     "GOTI_REFEREE_METRICS_PORT": ("9102", "referee_metrics_port", 9102),
     "GOTI_AI_METRICS_PORT": ("9103", "ai_metrics_port", 9103),
@@ -39,6 +40,11 @@ SAMPLES: dict[str, tuple[str, str, object]] = {
         "https://goti.example/join/",
         "join_base_url",
         "https://goti.example/join/",
+    ),
+    "GOTI_WEB_ALLOWED_ORIGINS": (
+        "https://app.example, http://localhost:3000/",
+        "web_allowed_origins",
+        ("https://app.example", "http://localhost:3000"),
     ),
     "GOTI_FINISHED_TABLE_SECONDS": ("600", "finished_table_seconds", 600),
     "GOTI_WAITING_TABLE_SECONDS": ("3600", "waiting_table_seconds", 3600),
@@ -125,6 +131,12 @@ def test_documented_defaults_read_back_as_the_defaults() -> None:
         ("GOTI_HOST", "-bad-", "GOTI_HOST must be a host name or an IP address"),
         ("GOTI_AI_TARGET", "ai 50053", "GOTI_AI_TARGET must be a gRPC target"),
         ("GOTI_JOIN_BASE_URL", "goti.example", "GOTI_JOIN_BASE_URL must be a URL"),
+        ("GOTI_WEB_ALLOWED_ORIGINS", "app.example", "GOTI_WEB_ALLOWED_ORIGINS must be web origins"),
+        (
+            "GOTI_WEB_ALLOWED_ORIGINS",
+            "https://app.example/play",
+            "GOTI_WEB_ALLOWED_ORIGINS must be web origins",
+        ),
         ("GOTI_FINISHED_TABLE_SECONDS", "0", "GOTI_FINISHED_TABLE_SECONDS must be a whole number"),
     ],
 )
@@ -142,6 +154,12 @@ def test_every_bad_value_is_reported_at_once() -> None:
         "GOTI_TABLES_PORT",
         "GOTI_LOG_FORMAT",
     ]
+
+
+def test_the_web_port_is_not_a_grpc_port() -> None:
+    with pytest.raises(SettingsError, match="GOTI_WEB_PORT must differ from the gRPC ports"):
+        Settings.from_env({"GOTI_WEB_PORT": "50051"})
+    assert Settings.from_env({"GOTI_WEB_PORT": "0"}).web_port == 0
 
 
 def test_clients_may_not_ping_faster_than_servers_accept() -> None:
