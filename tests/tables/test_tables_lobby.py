@@ -47,6 +47,11 @@ async def test_open_public_tables_are_listed_newest_first_in_pages(
         if not token:
             break
     assert paged == [table.table_id for table in reversed(english)]
+    exact = await tables.ListTables(
+        tables_pb2.ListTablesRequest(variant=game_pb2.VARIANT_ENGLISH, page_size=5),
+        timeout=CALL_TIMEOUT,
+    )
+    assert len(exact.tables) == 5 and not exact.next_page_token
 
     bob = await new_guest(channel, "Bob")
     await bob.join(english[0].code)

@@ -249,7 +249,8 @@ class Dealer:
         cursor = after
         last: tuple[int, str] | None = None
         more = False
-        while len(found) < page_size:
+        # Read on until one more matching table shows that another page follows.
+        while not more:
             batch = await self._store.lobby_page(cursor, validation.MAX_PAGE_SIZE)
             for entry in batch:
                 listing = tables_pb2.LobbyTable.FromString(entry.listing)
@@ -261,7 +262,7 @@ class Dealer:
                     break
                 found.append(listing)
                 last = cursor
-            if more or len(batch) < validation.MAX_PAGE_SIZE:
+            if len(batch) < validation.MAX_PAGE_SIZE:
                 break
         token = validation.next_page_token(*last) if more and last is not None else ""
         return found, token
