@@ -1,0 +1,296 @@
+// The start screen: play the computer, play a friend online (create a table or join one by its
+// code or link), pass and play on this device, browse the lobby, or watch a table; and, when a
+// game was left unfinished here, the offer to resume it.
+
+import { Code } from "@connectrpc/connect";
+import { CALL_TIMEOUT_MS, requestId, retrying } from "./api.js";
+import { h, replaceChildren } from "./dom.js";
+import { Variant } from "./gen/goti/api/v1/game_pb.js";
+import {
+  Opponent,
+  Role,
+  StartingPlayer,
+  type Table,
+  TableStatus,
+  Visibility,
+} from "./gen/goti/api/v1/tables_pb.js";
+import type { Page, View } from "./page.js";
+import { keepTable, keptTable } from "./storage.js";
+import { fill, type Words } from "./words.js";
+
+const LEVELS = [Opponent.COMPUTER_EASY, Opponent.COMPUTER_NORMAL, Opponent.COMPUTER_HARD] as const;
+const FIRST_MOVERS = [
+  StartingPlayer.PLAYER_1,
+  StartingPlayer.PLAYER_2,
+  StartingPlayer.RANDOM,
+] as const;
+const TURN_TIMERS = [0, 30, 60, 300] as const;
+const VARIANTS = [Variant.ENGLISH, Variant.RUSSIAN] as const;
+
+/** The table code in what the player typed: a code, or a join link ending in one. */
+export function codeFromLink(text: string): string {
+  let code = text.trim();
+  if (code.includes("/")) code = code.replace(/\/+$/, "").split("/").pop() ?? "";
+  return code;
+}
+
+function timerLabel(words: Words, seconds: number): string {
+  if (seconds === 0) return words.noTimer;
+  if (seconds < 60) return fill(words.seconds, { count: seconds });
+  return fill(words.minutes, { count: seconds / 60 });
+}
+
+interface Choices {
+  variant: number;
+  level: number;
+  first: number;
+  timer: number;
+  listed: boolean;
+}
+
+export class StartView implements View {
+  readonly element = h("main", { class: "start", "data-view": "start" });
+  private readonly choices: Choices = { variant: 0, level: 0, first: 0, timer: 0, listed: false };
+  private busy = false;
+
+  constructor(
+    private readonly page: Page,
+    private message = "",
+  ) {
+    this.redraw();
+    void this.offerResume();
+  }
+
+  close(): void {}
+
+  redraw(): void {
+    const words = this.page.words;
+    const me = this.page.me;
+    const radios = (name: keyof Choices, labels: readonly string[]): HTMLElement =>
+      h(
+        "div",
+        { class: "choices", role: "radiogroup", id: `choose-${name}` },
+        ...labels.map((label, index) =>
+          h(
+            "label",
+            {},
+            h("input", {
+              type: "radio",
+              name,
+              value: index,
+              checked: this.choices[name] === index,
+              onchange: () => {
+                (this.choices[name] as number) = index;
+              },
+            }),
+            label,
+          ),
+        ),
+      );
+    const codeInput = h("input", {
+      id: "join-code",
+      type: "text",
+      autocomplete: "off",
+      placeholder: words.codeOrLink,
+      "aria-label": words.codeOrLink,
+    });
+    const watchInput = h("input", {
+      id: "watch-id",
+      type: "text",
+      autocomplete: "off",
+      placeholder: words.tableId,
+      "aria-label": words.tableId,
+    });
+    const nameInput = h("input", {
+      id: "display-name",
+      type: "text",
+      maxlength: 24,
+      value: me?.player?.displayName ?? "",
+      "aria-label": words.yourName,
+    });
+    replaceChildren(
+      this.element,
+      h("section", { class: "who" },
+        me === undefined
+          ? h("p", { id: "player" }, words.connecting)
+          : h("p", { id: "player" }, fill(words.playingAs, { name: me.player?.displayName ?? "" })),
+        me?.streaks === undefined
+          ? null
+          : h("p", { id: "streaks" }, fill(words.streaks, { streak: me.streaks.winStreak, best: me.streaks.bestStreak })),
+        h("form", { class: "row", onsubmit: (event: Event) => { event.preventDefault(); void this.rename(nameInput.value); } },
+          h("label", { for: "display-name" }, words.yourName), nameInput,
+          h("button", { type: "submit", id: "save-name" }, words.saveName)),
+      ),
+      h("div", { id: "resume" }),
+      h("section", { class: "row" }, h("span", { class: "caption" }, words.rules),
+        radios("variant", [words.english, words.russian])),
+      h("section", { class: "card", id: "computer-section" },
+        h("h2", {}, words.playComputer),
+        h("div", { class: "row" }, h("span", { class: "caption" }, words.level), radios("level", words.levels)),
+        h("div", { class: "row" }, h("span", { class: "caption" }, words.whoFirst),
+          radios("first", [words.firstMe, words.firstComputer, words.firstRandom])),
+        h("button", { id: "play-computer", class: "primary", type: "button", onclick: () => this.playComputer() }, words.play),
+      ),
+      h("section", { class: "card", id: "friend-section" },
+        h("h2", {}, words.playFriend),
+        h("div", { class: "row" }, h("span", { class: "caption" }, words.turnTimer),
+          radios("timer", TURN_TIMERS.map((seconds) => timerLabel(words, seconds)))),
+        h("label", { class: "row" },
+          h("input", { type: "checkbox", id: "public", checked: this.choices.listed,
+            onchange: (event: Event) => { this.choices.listed = (event.target as HTMLInputElement).checked; } }),
+          words.listInLobby),
+        h("div", { class: "row" },
+          h("button", { id: "create-table", type: "button", onclick: () => this.createForFriend() }, words.createTable)),
+        h("form", { class: "row", onsubmit: (event: Event) => { event.preventDefault(); this.join(codeInput.value); } },
+          codeInput, h("button", { id: "join", type: "submit" }, words.join)),
+      ),
+      h("section", { class: "row" },
+        h("button", { id: "pass-and-play", type: "button", onclick: () => this.passAndPlay() }, words.passAndPlay),
+        h("button", { id: "lobby", type: "button", onclick: () => this.page.showLobby(this.variant()) }, words.browseLobby),
+      ),
+      h("form", { class: "row", onsubmit: (event: Event) => { event.preventDefault(); this.watch(watchInput.value); } },
+        watchInput, h("button", { id: "watch", type: "submit" }, words.watch)),
+      h("p", { id: "message", class: "message", role: "status" }, this.message),
+    );
+    this.showResume();
+  }
+
+  private variant(): Variant {
+    return VARIANTS[this.choices.variant] ?? Variant.ENGLISH;
+  }
+
+  private say(text: string): void {
+    this.message = text;
+    const line = this.element.querySelector("#message");
+    if (line !== null) line.textContent = text;
+  }
+
+  private open(call: () => Promise<{ table?: Table | undefined; yourRole: Role }>): void {
+    if (this.busy) return;
+    if (this.page.me === undefined) {
+      this.say(this.page.words.connecting);
+      return;
+    }
+    this.busy = true;
+    this.say("");
+    void (async () => {
+      try {
+        const reply = await call();
+        if (reply.table !== undefined) this.page.showTable(reply.table, reply.yourRole);
+      } catch (error) {
+        this.say(this.page.explain(error));
+      } finally {
+        this.busy = false;
+      }
+    })();
+  }
+
+  private create(opponent: Opponent, startingPlayer: StartingPlayer, visibility = Visibility.PRIVATE, timer = 0): void {
+    const id = requestId();
+    const variant = this.variant();
+    this.open(() =>
+      retrying(() =>
+        this.page.goti.tables.createTable(
+          { requestId: id, variant, opponent, startingPlayer, visibility, turnTimerSeconds: timer },
+          { timeoutMs: CALL_TIMEOUT_MS },
+        ),
+      ),
+    );
+  }
+
+  private playComputer(): void {
+    this.create(LEVELS[this.choices.level] ?? Opponent.COMPUTER_EASY, FIRST_MOVERS[this.choices.first] ?? StartingPlayer.PLAYER_1);
+  }
+
+  private createForFriend(): void {
+    this.create(
+      Opponent.HUMAN,
+      StartingPlayer.RANDOM,
+      this.choices.listed ? Visibility.PUBLIC : Visibility.PRIVATE,
+      TURN_TIMERS[this.choices.timer] ?? 0,
+    );
+  }
+
+  private passAndPlay(): void {
+    this.create(Opponent.PASS_AND_PLAY, StartingPlayer.PLAYER_1);
+  }
+
+  /** Join by a code or a link: also what a join link opens. */
+  join(text: string): void {
+    const code = codeFromLink(text);
+    if (code === "") return;
+    const id = requestId();
+    this.open(() =>
+      retrying(() => this.page.goti.tables.joinTable({ requestId: id, code }, { timeoutMs: CALL_TIMEOUT_MS })),
+    );
+  }
+
+  private watch(text: string): void {
+    const tableId = codeFromLink(text);
+    if (tableId === "") return;
+    this.open(() => this.page.goti.tables.getTable({ tableId }, { timeoutMs: CALL_TIMEOUT_MS }));
+  }
+
+  private async rename(name: string): Promise<void> {
+    const displayName = name.trim();
+    if (displayName === "" || this.page.me === undefined) return;
+    try {
+      await this.page.goti.players.setDisplayName({ displayName }, { timeoutMs: CALL_TIMEOUT_MS });
+      await this.page.refreshMe();
+      this.redraw();
+    } catch (error) {
+      this.say(this.page.explain(error));
+    }
+  }
+
+  /** Once signed in: offer the game left unfinished in this browser, if it still is. */
+  private async offerResume(): Promise<void> {
+    const kept = keptTable();
+    if (kept === undefined || this.page.me === undefined) return;
+    try {
+      const reply = await this.page.goti.tables.getTable(
+        { tableId: kept.table.tableId },
+        { timeoutMs: CALL_TIMEOUT_MS },
+      );
+      const table = reply.table;
+      if (table === undefined || table.status === TableStatus.FINISHED || reply.yourRole === Role.SPECTATOR) {
+        keepTable(undefined);
+        return;
+      }
+      this.resumable = { table, role: reply.yourRole };
+      this.showResume();
+    } catch (error) {
+      const code = (error as { code?: Code }).code;
+      if (code === Code.NotFound) keepTable(undefined);
+    }
+  }
+
+  private resumable: { table: Table; role: Role } | undefined;
+
+  private showResume(): void {
+    const place = this.element.querySelector("#resume");
+    const found = this.resumable;
+    if (place === null || found === undefined) return;
+    const words = this.page.words;
+    const opponent = found.table.opponent;
+    const against =
+      opponent === Opponent.PASS_AND_PLAY
+        ? words.vsSelf
+        : opponent === Opponent.HUMAN || opponent === Opponent.UNSPECIFIED
+          ? words.vsPerson
+          : words.vsComputer;
+    replaceChildren(
+      place as HTMLElement,
+      h("div", { class: "card notice" },
+        h("p", {}, fill(words.resumeQuestion, { opponent: against, moves: found.table.game?.moves.length ?? 0 })),
+        h("button", { id: "resume-game", class: "primary", type: "button", onclick: () => this.page.showTable(found.table, found.role) }, words.resume),
+        h("button", { id: "new-game", type: "button", onclick: () => { keepTable(undefined); this.resumable = undefined; replaceChildren(place as HTMLElement); } }, words.newGame)),
+    );
+  }
+
+  /** Signed in now: show who, and offer to resume. */
+  signedIn(): void {
+    this.redraw();
+    void this.offerResume();
+  }
+}

@@ -1,0 +1,682 @@
+// One table, played or watched: the board, and beside it (below it on a phone) the seats,
+// whose turn, the turn timer, warnings, draw offers, the result, the streak against the
+// computer and the move list.
+//
+// The table's watch is the view's source of truth; a command's own events are folded in as
+// soon as its reply comes, and the watch skips them later by seq. The table as of its last
+// seq is kept in the browser, so a reload draws it at once and the watch resumes from there.
+
+import { Code } from "@connectrpc/connect";
+import { CALL_TIMEOUT_MS, refusalOf, requestId, retrying } from "./api.js";
+import { BoardView, NO_MARKS, type BoardMarks } from "./boardView.js";
+import { h, replaceChildren } from "./dom.js";
+import { Color, GameWarning, type Move, Variant } from "./gen/goti/api/v1/game_pb.js";
+import {
+  Opponent,
+  Role,
+  type Seat,
+  type Table,
+  type TableEvent,
+  TableStatus,
+  type WatchTableResponse,
+} from "./gen/goti/api/v1/tables_pb.js";
+import { MoveEntry } from "./moveEntry.js";
+import type { Page, View } from "./page.js";
+import { keepTable, keptTable } from "./storage.js";
+import {
+  foldEvent,
+  foldSnapshot,
+  holds,
+  movesBeforeMoveLimit,
+  myTurn,
+  opponentOf,
+  seatAtBottom,
+  type TableState,
+  turnOf,
+} from "./tableState.js";
+import { colorName, fill, type Reason } from "./words.js";
+
+const TICK_MS = 250;
+const STREAK_SETTLE_MS = 1_000;
+/** The server counts a finished game in the streaks a moment after it ends. */
+
+export function formatClock(seconds: number): string {
+  const whole = Math.max(0, Math.ceil(seconds));
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
+}
+
+function isComputer(opponent: Opponent): boolean {
+  return (
+    opponent === Opponent.COMPUTER_EASY ||
+    opponent === Opponent.COMPUTER_NORMAL ||
+    opponent === Opponent.COMPUTER_HARD
+  );
+}
+
+type Reply = { events: TableEvent[] };
+
+function sameMoves(one: readonly Move[], other: readonly Move[]): boolean {
+  return (
+    one.length === other.length &&
+    one.every((move, index) => move.notation === other[index]?.notation)
+  );
+}
+type Command = (side: Color, seq: bigint, requestId: string) => Promise<Reply>;
+
+export class TableView implements View {
+  readonly element = h("main", { class: "table", "data-view": "table" });
+  private state: TableState;
+  private entry: MoveEntry | undefined;
+  private entryMoves: readonly Move[] | undefined;
+  private pending: readonly number[] = [];
+  private sending = false;
+  private connected = true;
+  private message = "";
+  private leaving = false;
+  private readonly board: BoardView;
+  private readonly ticker: number;
+  private readonly keys = (event: KeyboardEvent): void => this.shortcut(event);
+
+  constructor(
+    private readonly page: Page,
+    table: Table,
+    role: Role,
+  ) {
+    const kept = keptTable();
+    // A reload: the browser's copy is newer than the link's, or the same table as of later.
+    this.state =
+      kept !== undefined && kept.table.tableId === table.tableId && kept.table.seq >= table.seq
+        ? { table: kept.table, role: kept.role }
+        : { table, role };
+    this.board = new BoardView(
+      (square) => this.choose(square),
+      () => this.cancel(),
+    );
+    this.redraw();
+    this.keep();
+    this.ticker = window.setInterval(() => this.showTimer(), TICK_MS);
+    document.addEventListener("keydown", this.keys);
+    this.follow();
+  }
+
+  get tableId(): string {
+    return this.state.table.tableId;
+  }
+
+  close(): void {
+    this.leaving = true;
+    window.clearInterval(this.ticker);
+    document.removeEventListener("keydown", this.keys);
+    this.page.stream.close();
+  }
+
+  // -- following the table -------------------------------------------------------------
+
+  private follow(): void {
+    const tables = this.page.goti.tables;
+    this.page.stream.follow(
+      (signal) =>
+        tables.watchTable({ tableId: this.tableId, afterSeq: this.state.table.seq }, { signal }),
+      {
+        message: (response) => this.take(response),
+        status: (status) => this.setConnected(status === "connected"),
+        refused: (error) => {
+          this.say(this.page.explain(error));
+          return error.code !== Code.NotFound;
+        },
+      },
+    );
+  }
+
+  private take(response: WatchTableResponse): "go on" | "reconnect" {
+    const message = response.message;
+    switch (message.case) {
+      case "snapshot":
+        if (message.value.table !== undefined) {
+          this.apply(foldSnapshot(this.state, message.value.table, message.value.yourRole));
+        }
+        return "go on";
+      case "event":
+        this.takeEvents([message.value]);
+        return "go on";
+      case "heartbeat":
+        // The table is further on than what the stream brought: something was missed.
+        return message.value.seq > this.state.table.seq ? "reconnect" : "go on";
+      default:
+        return "go on";
+    }
+  }
+
+  /** Fold in events from the watch or a command's reply (those already in are skipped). */
+  private takeEvents(events: readonly TableEvent[]): void {
+    let state = this.state;
+    for (const event of events) {
+      if (event.seq === state.table.seq + 1n && event.kind.case === "drawDeclined") {
+        this.say(this.page.words.drawDeclined);
+      }
+      state = foldEvent(state, event);
+    }
+    this.apply(state);
+  }
+
+  private apply(after: TableState): void {
+    const before = this.state;
+    if (after === before) return;
+    this.state = after;
+    this.keep();
+    const finishedNow =
+      after.table.status === TableStatus.FINISHED && before.table.status !== TableStatus.FINISHED;
+    if (finishedNow && isComputer(after.table.opponent)) void this.settleStreak();
+    const rematch = after.table.rematchTableId;
+    if (rematch !== "" && rematch !== before.table.rematchTableId) void this.goToRematch(rematch);
+    this.redraw();
+  }
+
+  /** Keep the unfinished game in the browser; forget it once it is over. */
+  private keep(): void {
+    const { table, role } = this.state;
+    if (role === Role.SPECTATOR || role === Role.UNSPECIFIED) return;
+    if (table.status === TableStatus.FINISHED) {
+      if (keptTable()?.table.tableId === table.tableId) keepTable(undefined);
+      return;
+    }
+    keepTable({ table, role });
+  }
+
+  private async settleStreak(): Promise<void> {
+    await this.page.refreshMe();
+    await new Promise((resolve) => setTimeout(resolve, STREAK_SETTLE_MS));
+    await this.page.refreshMe();
+    if (!this.leaving) this.showStreak();
+  }
+
+  private async goToRematch(tableId: string): Promise<void> {
+    if (this.leaving || this.state.role === Role.SPECTATOR) return;
+    try {
+      const reply = await this.page.goti.tables.getTable({ tableId }, { timeoutMs: CALL_TIMEOUT_MS });
+      if (reply.table !== undefined && !this.leaving) this.page.showTable(reply.table, reply.yourRole, "replace");
+    } catch (error) {
+      this.say(this.page.explain(error));
+    }
+  }
+
+  private setConnected(connected: boolean): void {
+    if (connected === this.connected) return;
+    this.connected = connected;
+    const words = this.page.words;
+    const indicator = this.element.querySelector("#connection");
+    if (indicator !== null) indicator.textContent = connected ? words.connected : words.reconnecting;
+    this.element.dataset["connected"] = String(connected);
+  }
+
+  // -- moves and commands --------------------------------------------------------------
+
+  private refreshEntry(): void {
+    const turn = myTurn(this.state);
+    if (turn === undefined) {
+      this.entry = undefined;
+      this.entryMoves = undefined;
+      return;
+    }
+    // A snapshot of the same position (a reconnect) keeps the selection under way.
+    if (this.entry !== undefined && this.entryMoves !== undefined && sameMoves(this.entryMoves, turn.legalMoves)) return;
+    this.entry = new MoveEntry(turn.legalMoves);
+    this.entryMoves = turn.legalMoves;
+    const cursor = this.board.cursorSquare;
+    if (cursor === undefined || this.entry.movable.has(cursor)) return;
+    // The keyboard's cursor goes to the nearest piece that can move.
+    let nearest: number | undefined;
+    let best = Infinity;
+    for (const square of this.entry.movable) {
+      const distance = Math.abs(square - cursor);
+      if (distance < best) [best, nearest] = [distance, square];
+    }
+    if (nearest !== undefined) this.board.putCursor(nearest, this.element.contains(document.activeElement));
+  }
+
+  private choose(square: number): void {
+    const entry = this.entry;
+    if (entry === undefined || this.sending) return;
+    const result = entry.choose(square);
+    if (result.step === "completed" && result.move !== undefined) {
+      const path = result.move.path;
+      this.pending = path;
+      this.command((side, seq, id) =>
+        this.page.goti.tables.play(
+          {
+            tableId: this.tableId,
+            requestId: id,
+            expectedSeq: seq,
+            side,
+            move: { case: "path", value: { squares: path } },
+          },
+          { timeoutMs: CALL_TIMEOUT_MS },
+        ),
+      );
+      return;
+    }
+    this.showBoard();
+  }
+
+  private cancel(): void {
+    if (this.entry !== undefined && !this.sending) {
+      this.entry.cancel();
+      this.showBoard();
+    }
+  }
+
+  /** The side a command acts for: in pass-and-play the side to move, else the seat's. */
+  private side(): Color {
+    const turn = turnOf(this.state);
+    return this.state.role === Role.BOTH && turn !== undefined ? turn.side : Color.UNSPECIFIED;
+  }
+
+  private command(call: Command): void {
+    if (this.sending) return;
+    this.sending = true;
+    this.element.dataset["sending"] = "true";
+    this.showBoard();
+    const side = this.side();
+    const seq = this.state.table.seq;
+    const id = requestId();
+    void (async () => {
+      try {
+        const reply = await retrying(() => call(side, seq, id));
+        this.say("");
+        this.sending = false;
+        this.pending = [];
+        this.takeEvents(reply.events);
+      } catch (error) {
+        this.say(this.page.explain(error));
+        this.entry?.cancel();
+        if (refusalOf(error).reason === "STALE_SEQ") void this.catchUp();
+      } finally {
+        this.sending = false;
+        this.pending = [];
+        this.element.dataset["sending"] = "false";
+        this.redraw();
+      }
+    })();
+  }
+
+  /** Read the table now: the player acted on a position that had moved on. */
+  private async catchUp(): Promise<void> {
+    try {
+      const reply = await this.page.goti.tables.getTable({ tableId: this.tableId }, { timeoutMs: CALL_TIMEOUT_MS });
+      if (reply.table !== undefined) this.apply(foldSnapshot(this.state, reply.table, reply.yourRole));
+    } catch {
+      // The watch will bring the table as soon as the server answers again.
+    }
+  }
+
+  private refuse(reason: Reason): void {
+    this.say(this.page.words.refusals[reason]);
+  }
+
+  /** Whether the player may act now; if not, say why. */
+  private mayAct(): boolean {
+    const { table, role } = this.state;
+    if (role === Role.SPECTATOR) this.refuse("NOT_A_PLAYER");
+    else if (table.status === TableStatus.FINISHED) this.refuse("GAME_OVER");
+    else if (table.status === TableStatus.WAITING) this.refuse("WAITING_FOR_OPPONENT");
+    else if (myTurn(this.state) === undefined) this.refuse("NOT_YOUR_TURN");
+    else return true;
+    return false;
+  }
+
+  private offerDraw(): void {
+    if (!this.mayAct()) return;
+    this.command((side, seq, id) =>
+      this.page.goti.tables.offerDraw(
+        { tableId: this.tableId, requestId: id, expectedSeq: seq, side },
+        { timeoutMs: CALL_TIMEOUT_MS },
+      ),
+    );
+  }
+
+  private answerDraw(accept: boolean): void {
+    if (!this.mayAct()) return;
+    if (this.state.table.game?.drawOffer === Color.UNSPECIFIED) {
+      this.refuse("NO_DRAW_OFFER");
+      return;
+    }
+    this.command((side, seq, id) =>
+      this.page.goti.tables.answerDraw(
+        { tableId: this.tableId, requestId: id, expectedSeq: seq, side, accept },
+        { timeoutMs: CALL_TIMEOUT_MS },
+      ),
+    );
+  }
+
+  private resign(): void {
+    if (!this.mayAct()) return;
+    const words = this.page.words;
+    const dialog = h("dialog", { class: "question", id: "resign-question" },
+      h("p", {}, words.resignQuestion),
+      h("form", { method: "dialog", class: "row" },
+        h("button", { value: "yes", id: "resign-yes", class: "danger" }, words.yes),
+        h("button", { value: "no", id: "resign-no", autofocus: true }, words.no)));
+    dialog.addEventListener("close", () => {
+      dialog.remove();
+      if (dialog.returnValue !== "yes") return;
+      this.command((side, seq, id) =>
+        this.page.goti.tables.resign(
+          { tableId: this.tableId, requestId: id, expectedSeq: seq, side },
+          { timeoutMs: CALL_TIMEOUT_MS },
+        ),
+      );
+    });
+    this.element.append(dialog);
+    dialog.showModal();
+  }
+
+  private takeBack(): void {
+    const { table, role } = this.state;
+    if (role === Role.SPECTATOR) {
+      this.refuse("NOT_A_PLAYER");
+      return;
+    }
+    if (!isComputer(table.opponent)) {
+      this.refuse("TAKE_BACK_NOT_ALLOWED");
+      return;
+    }
+    this.command((_side, seq, id) =>
+      this.page.goti.tables.takeBack(
+        { tableId: this.tableId, requestId: id, expectedSeq: seq },
+        { timeoutMs: CALL_TIMEOUT_MS },
+      ),
+    );
+  }
+
+  private rematch(): void {
+    const { table, role } = this.state;
+    if (table.status !== TableStatus.FINISHED) {
+      this.refuse("GAME_IN_PROGRESS");
+      return;
+    }
+    if (role === Role.SPECTATOR) {
+      this.refuse("NOT_A_PLAYER");
+      return;
+    }
+    const id = requestId();
+    const seq = table.seq;
+    void (async () => {
+      try {
+        const reply = await retrying(() =>
+          this.page.goti.tables.rematch(
+            { tableId: this.tableId, requestId: id, expectedSeq: seq },
+            { timeoutMs: CALL_TIMEOUT_MS },
+          ),
+        );
+        this.takeEvents(reply.events);
+        if (reply.rematchTable !== undefined && !this.leaving) {
+          this.page.showTable(reply.rematchTable, reply.yourRole, "replace");
+        }
+      } catch (error) {
+        this.say(this.page.explain(error));
+      }
+    })();
+  }
+
+  private leave(): void {
+    this.page.showStart();
+  }
+
+  private shortcut(event: KeyboardEvent): void {
+    const target = event.target as HTMLElement | null;
+    if (target !== null && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
+    if (this.element.querySelector("dialog[open]") !== null) return;
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "z") {
+      event.preventDefault();
+      this.takeBack();
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const actions: Record<string, () => void> = {
+      d: () => this.offerDraw(),
+      y: () => this.answerDraw(true),
+      n: () => this.answerDraw(false),
+      r: () => this.resign(),
+      m: () => this.rematch(),
+    };
+    const action = actions[event.key.toLowerCase()];
+    if (action !== undefined) {
+      event.preventDefault();
+      action();
+    }
+  }
+
+  // -- drawing -------------------------------------------------------------------------
+
+  private say(text: string): void {
+    this.message = text;
+    const line = this.element.querySelector("#message");
+    if (line !== null) line.textContent = text;
+  }
+
+  redraw(): void {
+    this.refreshEntry();
+    const words = this.page.words;
+    const { table, role } = this.state;
+    const game = table.game;
+    const variantName = table.variant === Variant.RUSSIAN ? words.russian : words.english;
+    let header = fill(words.tableHeader, { variant: variantName, code: table.code || table.tableId });
+    if (role === Role.SPECTATOR) header += ` · ${words.watching}`;
+    const bottom = seatAtBottom(this.state);
+    const status = table.status === TableStatus.WAITING ? "waiting" : table.status === TableStatus.FINISHED ? "finished" : "playing";
+    Object.assign(this.element.dataset, {
+      tableId: table.tableId,
+      seq: String(table.seq),
+      status,
+      myTurn: String(myTurn(this.state) !== undefined),
+      role: Role[role].toLowerCase(),
+      plies: String(game?.moves.length ?? 0),
+    });
+    const boardFocused = this.board.element.contains(document.activeElement);
+    replaceChildren(
+      this.element,
+      h("header", { class: "table-header" },
+        h("h2", { id: "table-header" }, header),
+        h("span", { id: "connection", "aria-live": "polite" }, this.connected ? words.connected : words.reconnecting)),
+      h("div", { class: "table-body" },
+        h("div", { class: "board-column" },
+          this.seatLine(table, bottom === Color.WHITE ? table.black : table.white, "seat-top"),
+          this.board.element,
+          this.seatLine(table, bottom === Color.WHITE ? table.white : table.black, "seat-bottom"),
+          h("p", { class: "hint" }, words.boardKeys)),
+        h("aside", { class: "side" },
+          h("p", { id: "status", class: "status", "aria-live": "polite" }, this.statusText()),
+          h("p", { id: "timer", class: "timer" }),
+          h("ul", { id: "notices", class: "notices" }, ...this.notices().map((notice) => h("li", {}, notice))),
+          h("p", { id: "streak", class: "streak" }),
+          this.buttons(),
+          this.waitingPanel(),
+          h("p", { id: "message", class: "message", role: "status" }, this.message),
+          h("h3", {}, words.moves),
+          this.moveList())),
+    );
+    this.showBoard();
+    if (boardFocused) this.board.focusCursor();
+    this.showTimer();
+    this.showStreak();
+  }
+
+  private showBoard(): void {
+    const game = this.state.table.game;
+    const board = game?.board;
+    if (board === undefined) return;
+    const entry = this.entry;
+    const turn = myTurn(this.state);
+    let marks: BoardMarks = { ...NO_MARKS, lastMove: this.state.lastMove };
+    if (this.pending.length > 0) {
+      marks = { ...marks, path: this.pending };
+    } else if (entry !== undefined && turn !== undefined && !this.sending) {
+      marks = {
+        mustCapture: new Set(turn.mustCapture),
+        movable: entry.movable,
+        path: entry.path,
+        targets: entry.targets,
+        jumped: entry.jumped,
+        lastMove: this.state.lastMove,
+      };
+    }
+    this.board.show(board, seatAtBottom(this.state), this.state.table.variant, marks, this.page.words);
+  }
+
+  private seatLine(table: Table, seat: Seat | undefined, id: string): HTMLElement {
+    const words = this.page.words;
+    if (seat === undefined) return h("p", { id });
+    let name: string;
+    if (seat.computer) name = fill(words.computerSeat, { level: words.levels[seat.computerLevel - 1] ?? "" });
+    else if (seat.player === undefined) name = words.openSeat;
+    else name = seat.player.displayName;
+    const mine = holds(this.state.role, seat.color) && this.state.role !== Role.BOTH;
+    const game = table.game;
+    const captured = seat.color === Color.WHITE ? game?.capturedByWhite : game?.capturedByBlack;
+    const toMove = turnOf(this.state)?.side === seat.color;
+    return h("p", { id, class: `seat${toMove ? " to-move" : ""}`, "data-color": seat.color === Color.WHITE ? "white" : "black" },
+      h("span", { class: `swatch ${seat.color === Color.WHITE ? "white" : "black"}`, "aria-hidden": "true" }),
+      h("strong", {}, `${colorName(words, seat.color)}: `),
+      `${name}${mine ? ` (${words.you})` : ""}`,
+      h("span", { class: "captured" }, ` · ${fill(words.captured, { count: captured ?? 0 })}`));
+  }
+
+  private statusText(): string {
+    const words = this.page.words;
+    const { table, role } = this.state;
+    const game = table.game;
+    if (table.status === TableStatus.WAITING) return words.waitingForOpponent;
+    const outcome = game?.outcome;
+    if (outcome !== undefined) {
+      const why = words.terminations[outcome.termination] ?? "";
+      if (outcome.winner === Color.UNSPECIFIED) return fill(words.drawResult, { why });
+      let result = fill(words.wins, { side: colorName(words, outcome.winner), why });
+      if (role === Role.WHITE || role === Role.BLACK) {
+        result = `${holds(role, outcome.winner) ? words.youWon : words.youLost} ${result}`;
+      }
+      return result;
+    }
+    const turn = turnOf(this.state);
+    if (turn === undefined) return "";
+    if (myTurn(this.state) !== undefined && role !== Role.BOTH) return words.yourMove;
+    const seat = turn.side === Color.WHITE ? table.white : table.black;
+    if (seat?.computer) return words.thinking;
+    return fill(words.sideToMove, { side: colorName(words, turn.side) });
+  }
+
+  private notices(): string[] {
+    const words = this.page.words;
+    const { table, role } = this.state;
+    const game = table.game;
+    const turn = myTurn(this.state);
+    const notices: string[] = [];
+    if (game === undefined) return notices;
+    if (turn !== undefined && turn.mustCapture.length > 0) notices.push(words.mustCapture);
+    for (const warning of [...game.warnings].sort()) {
+      if (warning === GameWarning.REPETITION) notices.push(words.warnings[warning]);
+      if (warning === GameWarning.MOVE_LIMIT_NEAR) {
+        notices.push(fill(words.warnings[warning], { count: movesBeforeMoveLimit(game) }));
+      }
+    }
+    const offer = game.drawOffer;
+    if (offer !== Color.UNSPECIFIED && table.status === TableStatus.PLAYING) {
+      const side = colorName(words, offer);
+      if (turn !== undefined && turn.side === opponentOf(offer)) notices.push(fill(words.drawOffered, { side }));
+      else if (holds(role, offer) && role !== Role.BOTH) notices.push(words.youOfferedDraw);
+      else notices.push(fill(words.drawOfferOpen, { side }));
+    }
+    const asked = table.rematchOfferedBy;
+    if (table.status === TableStatus.FINISHED && asked !== Color.UNSPECIFIED && table.rematchTableId === "") {
+      if (holds(role, asked) && role !== Role.BOTH) notices.push(words.youAskedRematch);
+      else notices.push(fill(words.rematchOffered, { side: colorName(words, asked) }));
+    }
+    return notices;
+  }
+
+  private buttons(): HTMLElement {
+    const words = this.page.words;
+    const { table, role } = this.state;
+    const game = table.game;
+    const turn = myTurn(this.state);
+    const offer = game?.drawOffer ?? Color.UNSPECIFIED;
+    const answering = turn !== undefined && offer !== Color.UNSPECIFIED && offer === opponentOf(turn.side);
+    const button = (id: string, label: string, shown: boolean, action: () => void, kind = "", keys = ""): HTMLElement | null =>
+      shown
+        ? h("button", { id, type: "button", class: kind, "aria-keyshortcuts": keys || undefined, disabled: this.sending, onclick: action }, label)
+        : null;
+    return h("div", { class: "buttons" },
+      button("offer-draw", words.offerDraw, turn !== undefined && turn.mayOfferDraw && offer === Color.UNSPECIFIED, () => this.offerDraw(), "", "D"),
+      button("accept-draw", words.acceptDraw, answering, () => this.answerDraw(true), "primary", "Y"),
+      button("decline-draw", words.declineDraw, answering, () => this.answerDraw(false), "", "N"),
+      button("resign", words.resign, turn !== undefined, () => this.resign(), "danger", "R"),
+      button("take-back", words.takeBack, table.status === TableStatus.PLAYING && isComputer(table.opponent) && role !== Role.SPECTATOR && (game?.moves.length ?? 0) > 0, () => this.takeBack(), "", "Control+Z"),
+      button("rematch", words.rematch, table.status === TableStatus.FINISHED && role !== Role.SPECTATOR && table.rematchTableId === "", () => this.rematch(), "primary", "M"),
+      button("leave", words.leave, true, () => this.leave()),
+    );
+  }
+
+  private waitingPanel(): HTMLElement | null {
+    const { table } = this.state;
+    if (table.status !== TableStatus.WAITING) return null;
+    const words = this.page.words;
+    const link = table.joinUrl;
+    return h("div", { class: "card share" },
+      h("p", {}, words.shareCode.replace("{code}", ""), h("strong", { id: "table-code" }, table.code)),
+      h("p", {}, words.shareLink.replace("{link}", ""), h("a", { id: "join-link", href: link }, link)),
+      h("button", { id: "copy-link", type: "button", onclick: () => void this.copy(link) }, words.copyLink));
+  }
+
+  private async copy(link: string): Promise<void> {
+    try {
+      await navigator.clipboard.writeText(link);
+      this.say(this.page.words.linkCopied);
+    } catch {
+      // No clipboard without HTTPS: select the link so the player can copy it.
+      const anchor = this.element.querySelector("#join-link");
+      if (anchor !== null) window.getSelection()?.selectAllChildren(anchor);
+    }
+  }
+
+  private moveList(): HTMLElement {
+    const game = this.state.table.game;
+    const moves = game?.moves ?? [];
+    // Number full moves from the side that moved first in this game.
+    const firstToMove = game?.variant === Variant.RUSSIAN ? "W" : "B";
+    const offset = game !== undefined && game.startFen !== "" && !game.startFen.startsWith(firstToMove) ? 1 : 0;
+    const rows: HTMLElement[] = [];
+    const plies: (string | undefined)[] = [...Array<undefined>(offset).fill(undefined), ...moves];
+    for (let index = 0; index < plies.length; index += 2) {
+      const pair = plies.slice(index, index + 2);
+      rows.push(
+        h("li", {},
+          ...pair.map((notation, half) =>
+            notation === undefined
+              ? h("span", { class: "ply" }, "…")
+              : h("span", { class: "ply", "data-ply": index + half - offset }, notation))),
+      );
+    }
+    return h("ol", { id: "moves", class: "moves" }, ...rows);
+  }
+
+  private showTimer(): void {
+    const line = this.element.querySelector("#timer");
+    if (line === null) return;
+    const deadline = this.state.table.turnDeadline;
+    if (deadline === undefined || turnOf(this.state) === undefined) {
+      line.textContent = "";
+      return;
+    }
+    const left = Number(deadline.seconds) + deadline.nanos / 1e9 - Date.now() / 1000;
+    line.textContent = `⏱ ${fill(this.page.words.timeLeft, { time: formatClock(left) })}`;
+  }
+
+  private showStreak(): void {
+    const line = this.element.querySelector("#streak");
+    if (line === null) return;
+    const streaks = this.page.me?.streaks;
+    line.textContent =
+      streaks !== undefined && isComputer(this.state.table.opponent)
+        ? fill(this.page.words.winStreak, { streak: streaks.winStreak, best: streaks.bestStreak })
+        : "";
+  }
+}
