@@ -1,6 +1,7 @@
 """``python -m goti.tables`` (or ``goti serve tables``): the tables service, configured from
 ``GOTI_*`` variables.  The composition root: it opens Redis and the channels to the referee
-and the AI, then serves until SIGTERM or SIGINT."""
+and the AI, then serves gRPC, and the web page with the same API over Connect and gRPC-Web
+(``GOTI_WEB_PORT``), until SIGTERM or SIGINT."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from goti import serving
 from goti.settings import Settings, SettingsError, unknown_variables
 from goti.tables.runtime import TablesRuntime
 from goti.tables.store import StoreUnavailableError
+from goti.web.server import start_web_server
 
 log = logging.getLogger("goti.tables")
 
@@ -23,7 +25,22 @@ async def serve(settings: Settings, *, port: int | None = None) -> None:
         except StoreUnavailableError as error:
             # Serve anyway: calls answer UNAVAILABLE until Redis is back, then work.
             log.warning("Redis does not answer yet: %s", error)
-        await serving.serve("tables", runtime.bind, settings, port=port, drain=runtime.drain)
+        web = None
+        if settings.web_port:
+            web = await start_web_server(
+                runtime.tables_servicer, runtime.players_servicer, settings, port=settings.web_port
+            )
+
+        async def drain() -> None:
+            if web is not None:
+                web.stop_accepting()
+            await runtime.drain()
+
+        try:
+            await serving.serve("tables", runtime.bind, settings, port=port, drain=drain)
+        finally:
+            if web is not None:
+                await web.stop()
 
 
 def run(settings: Settings, *, port: int | None = None) -> None:

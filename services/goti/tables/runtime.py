@@ -27,7 +27,7 @@ from goti.tables.fanout import Fanout
 from goti.tables.options import TablesOptions
 from goti.tables.peers import ComputerPlayer, Referee
 from goti.tables.players import Players
-from goti.tables.servicer import bind_services
+from goti.tables.servicer import PlayersServicer, TablesServicer, bind_services
 from goti.tables.store import TableStore
 from goti.tables.timers import TimerWorker
 from goti.tables.watching import Watching
@@ -76,6 +76,9 @@ class TablesRuntime:
         self.fanout = fanout
         self.watching = watching
         self.worker = worker
+        # For the servers other than gRPC's (the web port): the same calls over other protocols.
+        self.tables_servicer = TablesServicer(dealer, players, watching)
+        self.players_servicer = PlayersServicer(players)
 
     @classmethod
     @contextlib.asynccontextmanager
