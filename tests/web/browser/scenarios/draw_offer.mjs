@@ -1,0 +1,52 @@
+// A draw offered and accepted between two people: the guest joins by typing the table's code;
+// once both have moved, the side to move offers a draw, then moves; the other sees the offer
+// on their turn and accepts it, and both pages show the draw by agreement.
+
+import assert from "node:assert/strict";
+import { playAnyMove, serverTable, signedIn, TABLE, tableAttribute, waitForPlies } from "../table.mjs";
+
+export async function run({ url, newPlayer }) {
+  const host = await newPlayer("host");
+  const guest = await newPlayer("guest");
+  await host.goto(url);
+  await guest.goto(url);
+  await signedIn(host);
+  await signedIn(guest);
+  await host.click("#create-table");
+  await host.waitForSelector(`${TABLE}[data-status="waiting"]`);
+  const code = (await host.textContent("#table-code")).trim();
+  // Typed as a person would, in lower case with a dash.
+  await guest.fill("#join-code", `${code.slice(0, 3)}-${code.slice(3)}`.toLowerCase());
+  await guest.click("#join");
+  await guest.waitForSelector(`${TABLE}[data-status="playing"]`);
+  await host.waitForSelector(`${TABLE}[data-status="playing"]`);
+
+  const first = (await tableAttribute(host, "my-turn")) === "true" ? host : guest;
+  const second = first === host ? guest : host;
+  await playAnyMove(first);
+  await waitForPlies(second, 1);
+  await playAnyMove(second);
+  await waitForPlies(first, 2);
+
+  // Both have moved: the first player may offer, before moving.
+  await first.waitForSelector("#offer-draw");
+  await first.click("#offer-draw");
+  await first.waitForSelector("#notices li:has-text('You offered a draw')");
+  await second.waitForSelector("#notices li:has-text('offered a draw')");
+  await playAnyMove(first);
+  await waitForPlies(second, 3);
+  // On their turn the other sees the offer with its answers.
+  await second.waitForSelector("#accept-draw");
+  assert.equal(await second.locator("#decline-draw").count(), 1);
+  await second.click("#accept-draw");
+  for (const page of [first, second]) {
+    await page.waitForSelector(`${TABLE}[data-status="finished"]`);
+    assert.equal(await page.textContent("#status"), "Draw: agreed");
+  }
+  const tableId = await tableAttribute(host, "table-id");
+  const table = await serverTable(url, tableId);
+  assert.equal(table.game.outcome.termination, "TERMINATION_AGREEMENT");
+  // After the game: the rematch button.
+  assert.equal(await first.locator("#rematch").count(), 1);
+  return { tableId, plies: table.game.moves.length };
+}

@@ -1,0 +1,59 @@
+// Two people in two browsers play each other online: one creates a table for a friend, the
+// other opens its join link (over gRPC-Web, the first over Connect); they alternate moves by
+// clicks and both pages list the same moves as the server. A move by one appears on the
+// other's board from the table's live stream.
+
+import assert from "node:assert/strict";
+import {
+  playAnyMove,
+  plies,
+  seededPick,
+  serverTable,
+  shownMoves,
+  signedIn,
+  TABLE,
+  tableAttribute,
+  waitForPlies,
+} from "../table.mjs";
+
+export async function run({ url, newPlayer, parameters }) {
+  const plyCount = parameters.plies ?? 10;
+  const pick = seededPick(parameters.seed ?? 11);
+  const host = await newPlayer("host");
+  const guest = await newPlayer("guest");
+  await host.goto(url);
+  await guest.goto(new URL("/?protocol=grpc-web", url).href);
+  await signedIn(host);
+  await signedIn(guest);
+
+  await host.click("#create-table");
+  await host.waitForSelector(`${TABLE}[data-status="waiting"]`);
+  const code = (await host.textContent("#table-code")).trim();
+  const link = await host.getAttribute("#join-link", "href");
+  assert.equal(link, new URL(`/join/${code}`, url).href, "the join link opens this page");
+
+  // The link opens the page straight into the table.
+  await guest.goto(link);
+  await guest.waitForSelector(`${TABLE}[data-status="playing"]`);
+  await host.waitForSelector(`${TABLE}[data-status="playing"]`);
+  const tableId = await tableAttribute(host, "table-id");
+  assert.equal(await tableAttribute(guest, "table-id"), tableId);
+  assert.equal(new URL(guest.url()).pathname, `/table/${tableId}`);
+  const roles = [await tableAttribute(host, "role"), await tableAttribute(guest, "role")].sort();
+  assert.deepEqual(roles, ["black", "white"]);
+
+  for (let ply = 0; ply < plyCount; ply++) {
+    const mover = (await tableAttribute(host, "my-turn")) === "true" ? host : guest;
+    const watcher = mover === host ? guest : host;
+    await playAnyMove(mover, pick);
+    // The other page sees the move come in on its stream.
+    await waitForPlies(watcher, ply + 1);
+  }
+  const server = (await serverTable(url, tableId)).game.moves;
+  assert.deepEqual(await shownMoves(host), server);
+  assert.deepEqual(await shownMoves(guest), server);
+  assert.equal(await plies(host), plyCount);
+  // Between people moves are final: no take-back button.
+  assert.equal(await host.locator("#take-back").count(), 0);
+  return { tableId, code, moves: server };
+}

@@ -1,0 +1,203 @@
+"""A real Goti backend with its web port, in the test's process: the shared Redis (emptied
+first), a referee, the computer player with one search process, and a tables runtime serving
+gRPC and, from the same event loop, the page with Connect and gRPC-Web, each on a free port.
+
+Browser scenarios run as Node scripts (``browser/run.mjs``) driving Debian's Chromium through
+``playwright-core``, installed under ``web/`` by ``npm ci``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import json
+import os
+import shutil
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from redis.asyncio import Redis
+
+from goti import serving
+from goti.redis_server import free_port
+from goti.referee.servicer import bind as bind_referee
+from goti.settings import Settings
+from goti.tables.options import TablesOptions
+from goti.tables.runtime import TablesRuntime, open_redis
+from goti.web.server import WebServer, start_web_server
+
+REPOSITORY = Path(__file__).parents[2]
+RUNNER = Path(__file__).parent / "browser" / "run.mjs"
+PLAYWRIGHT = REPOSITORY / "web" / "node_modules" / "playwright-core"
+CHROMIUM = Path(os.environ.get("GOTI_TEST_CHROMIUM", "/usr/bin/chromium"))
+BROWSER_REQUIRED = "GOTI_TEST_BROWSER_REQUIRED"
+"""Set (as ``make test`` does) to fail, rather than skip, when the browser is missing."""
+SCREENSHOTS = "GOTI_TEST_SCREENSHOTS"
+"""Where failing scenarios leave their screenshots; a folder of the test's own when unset."""
+
+
+def browser_missing() -> str | None:
+    """Why the browser scenarios cannot run here; None when they can."""
+    if shutil.which("node") is None:
+        return "node is not installed"
+    if not PLAYWRIGHT.is_dir():
+        return "web/node_modules has no playwright-core: run `npm ci` in web/"
+    if not CHROMIUM.exists():
+        return f"no Chromium at {CHROMIUM}: apt-get install chromium"
+    return None
+
+
+@pytest.fixture
+def browser() -> None:
+    """Skip (or, under ``make test``, fail) when Node, playwright-core or Chromium is
+    missing."""
+    missing = browser_missing()
+    if missing is None:
+        return
+    if os.environ.get(BROWSER_REQUIRED):
+        pytest.fail(f"the browser scenarios cannot run: {missing}")
+    pytest.skip(f"the browser scenarios cannot run: {missing}")
+
+
+@dataclass
+class WebBackend:
+    """The backend a browser plays on."""
+
+    url: str
+    """The page's address (``http://127.0.0.1:PORT/``)."""
+    grpc_target: str
+    runtime: TablesRuntime
+    web: WebServer
+    screenshots: Path
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+
+@contextlib.asynccontextmanager
+async def _computer_player(settings: Settings) -> AsyncIterator[str]:
+    servicer = importlib.import_module("goti.ai.servicer")
+    pool = servicer.search_pool(1)
+    try:
+        running = await serving.start_server(
+            "ai", partial(servicer.bind, pool=pool, workers=1), settings, port=0
+        )
+        try:
+            yield running.target
+        finally:
+            await running.stop(None)
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+@pytest_asyncio.fixture
+async def web_backend(redis_url: str, redis: Redis, tmp_path: Path) -> AsyncIterator[WebBackend]:
+    settings = Settings(host="127.0.0.1", grace_seconds=1)
+    web_port = free_port()
+    url = f"http://127.0.0.1:{web_port}/"
+    options = TablesOptions(
+        join_base_url=f"{url}join/",
+        timer_poll_seconds=0.05,
+        heartbeat_seconds=2.0,
+        joins_per_minute=0,
+        tables_per_minute=0,
+        guests_per_minute=0,
+    )
+    screenshots = Path(os.environ.get(SCREENSHOTS) or tmp_path / "screenshots")
+    async with contextlib.AsyncExitStack() as stack:
+        referee = await serving.start_server("referee", bind_referee, settings, port=0)
+        stack.push_async_callback(referee.stop, None)
+        ai_target = await stack.enter_async_context(_computer_player(settings))
+        client = open_redis(redis_url)
+        stack.push_async_callback(client.connection_pool.disconnect)
+        stack.push_async_callback(client.aclose)
+        referee_channel = serving.open_channel(referee.target, settings)
+        ai_channel = serving.open_channel(ai_target, settings)
+        stack.push_async_callback(referee_channel.close)
+        stack.push_async_callback(ai_channel.close)
+        runtime = TablesRuntime.assemble(client, referee_channel, ai_channel, options)
+        runtime.start()
+        stack.push_async_callback(runtime.close)
+        tables = await serving.start_server(
+            "tables", runtime.bind, settings, port=0, drain=runtime.drain
+        )
+        stack.push_async_callback(tables.stop, 0)
+        web = await start_web_server(
+            runtime.tables_servicer, runtime.players_servicer, settings, port=web_port
+        )
+        stack.push_async_callback(web.stop)
+        yield WebBackend(url, tables.target, runtime, web, screenshots)
+
+
+SCENARIO_SECONDS = 240.0
+
+
+async def _follow_scenario(
+    process: asyncio.subprocess.Process, backend: WebBackend, lines: list[str]
+) -> None:
+    """Collect the scenario's output, doing what it asks of the backend as it goes."""
+    assert process.stdout is not None and process.stdin is not None
+    async for raw in process.stdout:
+        line = raw.decode(errors="replace").rstrip("\n")
+        lines.append(line)
+        if line.startswith("ASK "):
+            action = line.removeprefix("ASK ")
+            if action != "drop connections":
+                raise AssertionError(f"the scenario asks for something unknown: {action}")
+            backend.web.drop_connections()
+            process.stdin.write(b"done\n")
+            await process.stdin.drain()
+
+
+async def run_scenario(backend: WebBackend, name: str, **parameters: object) -> dict[str, Any]:
+    """Run one browser scenario against ``backend``; returns what it reports. Fails the test
+    with the scenario's output and where its screenshots are when it fails."""
+    screenshots = backend.screenshots / name
+    environment = {
+        **os.environ,
+        "GOTI_WEB_URL": backend.url,
+        "GOTI_TEST_SCREENSHOTS": str(screenshots),
+        "GOTI_TEST_CHROMIUM": str(CHROMIUM),
+        "GOTI_SCENARIO_PARAMETERS": json.dumps(parameters),
+    }
+    process = await asyncio.create_subprocess_exec(
+        "node",
+        str(RUNNER),
+        name,
+        env=environment,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    lines: list[str] = []
+    errors = asyncio.ensure_future(process.stderr.read())
+    try:
+        await asyncio.wait_for(_follow_scenario(process, backend, lines), SCENARIO_SECONDS)
+        await asyncio.wait_for(process.wait(), SCENARIO_SECONDS)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        pytest.fail(
+            f"browser scenario {name} ran past {SCENARIO_SECONDS:g} s; screenshots (if any) in "
+            f"{screenshots}\n" + "\n".join(lines)
+        )
+    finally:
+        if process.stdin is not None:
+            process.stdin.close()
+    problems = (await errors).decode(errors="replace")
+    if process.returncode != 0:
+        pytest.fail(
+            f"browser scenario {name} failed (exit {process.returncode}); screenshots in "
+            f"{screenshots}\n--- stdout\n" + "\n".join(lines) + f"\n--- stderr\n{problems}"
+        )
+    report: dict[str, Any] = {}
+    for line in lines:
+        if line.startswith("RESULT "):
+            report = json.loads(line.removeprefix("RESULT "))
+    print(f"browser scenario {name}: {json.dumps(report)}")
+    return report
