@@ -1,10 +1,10 @@
 """The whole backend on one machine: what ``goti serve`` runs.
 
 Redis (the one ``GOTI_REDIS_URL`` names, else an embedded one keeping its data in
-``GOTI_DATA_DIR``), then the referee, the AI and the tables service, each its own process.
-It waits until each answers its health check, prints where clients connect, and on Ctrl-C or
-SIGTERM stops them in order — tables first, so no move is accepted that cannot be finished —
-then Redis.
+``GOTI_DATA_DIR``), then the referee, the AI and the tables service (with the web page), each
+its own process.  It waits until each answers its health check, prints where clients connect
+(the page's address among them), and on Ctrl-C or SIGTERM stops them in order — tables first,
+so no move is accepted that cannot be finished — then Redis.
 """
 
 from __future__ import annotations
@@ -49,6 +49,11 @@ def _local_target(port: int) -> str:
     return f"localhost:{port}"
 
 
+def page_address(settings: Settings) -> str | None:
+    """Where a browser on this machine opens the web page; None when it is off."""
+    return f"http://localhost:{settings.web_port}/" if settings.web_port else None
+
+
 def child_environment(
     settings: Settings, redis_url: str, base: Mapping[str, str]
 ) -> dict[str, str]:
@@ -62,8 +67,14 @@ def child_environment(
             "GOTI_TABLES_PORT": str(settings.tables_port),
             "GOTI_REFEREE_PORT": str(settings.referee_port),
             "GOTI_AI_PORT": str(settings.ai_port),
+            "GOTI_WEB_PORT": str(settings.web_port),
         }
     )
+    page = page_address(settings)
+    if page is not None and not base.get("GOTI_JOIN_BASE_URL", "").strip():
+        # On one machine the join links open the page it serves, unless the operator named
+        # another place (a public address, or the mobile app's own links).
+        environment["GOTI_JOIN_BASE_URL"] = f"{page}join/"
     return environment
 
 
@@ -157,8 +168,11 @@ def run_backend(
             services.append(_start_service(name, child_env, port))
         _wait_healthy(services)
         tables = services[-1].target
+        page = page_address(settings)
+        browser = f"  Play in a browser:   {page}\n" if page is not None else ""
         print(
             f"Goti is running. Clients connect to {tables} (gRPC).\n"
+            f"{browser}"
             f"  Play in a terminal:  goti play --server {tables}\n"
             "  Stop:                Ctrl-C",
             file=out,
