@@ -667,7 +667,7 @@ export class TableView implements View {
       return;
     }
     const left = Number(deadline.seconds) + deadline.nanos / 1e9 - Date.now() / 1000;
-    line.textContent = `⏱ ${fill(this.page.words.timeLeft, { time: formatClock(left) })}`;
+    line.textContent = fill(this.page.words.timeLeft, { time: formatClock(left) });
   }
 
   private showStreak(): void {

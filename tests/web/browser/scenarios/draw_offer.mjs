@@ -1,6 +1,7 @@
 // A draw offered and accepted between two people: the guest joins by typing the table's code;
 // once both have moved, the side to move offers a draw, then moves; the other sees the offer
-// on their turn and accepts it, and both pages show the draw by agreement.
+// on their turn and accepts it, and both pages show the draw by agreement. Then both ask for
+// a rematch and meet at its table with colours swapped.
 
 import assert from "node:assert/strict";
 import { playAnyMove, serverTable, signedIn, TABLE, tableAttribute, waitForPlies } from "../table.mjs";
@@ -46,7 +47,25 @@ export async function run({ url, newPlayer }) {
   const tableId = await tableAttribute(host, "table-id");
   const table = await serverTable(url, tableId);
   assert.equal(table.game.outcome.termination, "TERMINATION_AGREEMENT");
-  // After the game: the rematch button.
-  assert.equal(await first.locator("#rematch").count(), 1);
-  return { tableId, plies: table.game.moves.length };
+  // After the game both ask for a rematch, and both go to its new table, colours swapped.
+  const roles = [await tableAttribute(first, "role"), await tableAttribute(second, "role")];
+  await first.click("#rematch");
+  await second.waitForSelector("#notices li:has-text('asks for a rematch')");
+  await second.click("#rematch");
+  for (const page of [first, second]) {
+    await page.waitForFunction(
+      ([selector, old]) => {
+        const main = document.querySelector(selector);
+        return main !== null && main.dataset.tableId !== old && main.dataset.status === "playing";
+      },
+      [TABLE, tableId],
+    );
+  }
+  const rematchId = await tableAttribute(first, "table-id");
+  assert.equal(await tableAttribute(second, "table-id"), rematchId);
+  assert.deepEqual(
+    [await tableAttribute(first, "role"), await tableAttribute(second, "role")],
+    roles.map((role) => (role === "white" ? "black" : "white")),
+  );
+  return { tableId, rematchId, plies: table.game.moves.length };
 }

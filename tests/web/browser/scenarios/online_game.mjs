@@ -1,7 +1,7 @@
-// Two people in two browsers play each other online: one creates a table for a friend, the
-// other opens its join link (over gRPC-Web, the first over Connect); they alternate moves by
-// clicks and both pages list the same moves as the server. A move by one appears on the
-// other's board from the table's live stream.
+// Two people in two browsers play each other online: one creates a table for a friend with a
+// turn timer, the other opens its join link (over gRPC-Web, the first over Connect); a third
+// watches by the table's address. They alternate moves by clicks, each move reaching the
+// other pages on their live streams, and every page lists the same moves as the server.
 
 import assert from "node:assert/strict";
 import {
@@ -26,6 +26,8 @@ export async function run({ url, newPlayer, parameters }) {
   await signedIn(host);
   await signedIn(guest);
 
+  // A turn timer of 30 s.
+  await host.check('#choose-timer input[value="1"]');
   await host.click("#create-table");
   await host.waitForSelector(`${TABLE}[data-status="waiting"]`);
   const code = (await host.textContent("#table-code")).trim();
@@ -42,6 +44,16 @@ export async function run({ url, newPlayer, parameters }) {
   const roles = [await tableAttribute(host, "role"), await tableAttribute(guest, "role")].sort();
   assert.deepEqual(roles, ["black", "white"]);
 
+  // Someone else watches by the table's address.
+  const spectator = await newPlayer("spectator");
+  await spectator.goto(new URL(`/table/${tableId}`, url).href);
+  await spectator.waitForSelector(`${TABLE}[data-role="spectator"]`);
+  assert.match(await spectator.textContent("#table-header"), /Watching$/);
+  assert.equal(await spectator.locator("#resign").count(), 0);
+  // The turn timer runs for the side to move.
+  await host.waitForSelector("#timer:has-text('left')");
+  assert.match(await host.textContent("#timer"), /^0:[0-3]\d left$/);
+
   for (let ply = 0; ply < plyCount; ply++) {
     const mover = (await tableAttribute(host, "my-turn")) === "true" ? host : guest;
     const watcher = mover === host ? guest : host;
@@ -52,6 +64,8 @@ export async function run({ url, newPlayer, parameters }) {
   const server = (await serverTable(url, tableId)).game.moves;
   assert.deepEqual(await shownMoves(host), server);
   assert.deepEqual(await shownMoves(guest), server);
+  await waitForPlies(spectator, plyCount);
+  assert.deepEqual(await shownMoves(spectator), server);
   assert.equal(await plies(host), plyCount);
   // Between people moves are final: no take-back button.
   assert.equal(await host.locator("#take-back").count(), 0);

@@ -1,7 +1,8 @@
 // A reload in the middle of a game against the computer comes back to the same table with no
 // move missing: the page draws the game kept in the browser at once and resumes the table's
 // stream from its last seq (WatchTable's after_seq), so the computer's reply, played while the
-// page was reloading, arrives as an event. Then the page goes on playing.
+// page was reloading, arrives as an event. Then the page goes on playing, comes back the same
+// way from a connection the server dropped, and the start screen offers to resume the game.
 
 import assert from "node:assert/strict";
 import {
@@ -88,6 +89,12 @@ export async function run({ url, newPlayer, ask }) {
   await waitForPlies(page, before + 6);
   server = await serverTable(url, tableId);
   assert.deepEqual(await shownMoves(page), server.game.moves);
+  // The start screen offers the unfinished game kept in this browser.
+  await page.goto(url);
+  await page.waitForSelector("#resume-game");
+  assert.match(await page.textContent("#resume"), /against the computer/);
+  await page.click("#resume-game");
+  await page.waitForSelector(`${TABLE}[data-table-id="${tableId}"]`);
   return {
     tableId,
     resumedFrom: String(watches[0]),
