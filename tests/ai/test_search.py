@@ -104,20 +104,27 @@ def test_two_kings_beat_one_in_english(fen: str) -> None:
 
 # Two flying kings cannot catch one, nor can three if the lone king holds the main road
 # a1-h8; three kings that hold it themselves win.
-@pytest.mark.parametrize("fen", ["W:WK16,K2,K30:BK21", "W:WK32,K1,K6:BK30"])
+@pytest.mark.parametrize("fen", ["W:WK20,K10,K6:BK3", "W:WK21,K15,K19:BK2"])
 def test_three_kings_beat_one_off_the_main_road_in_russian(fen: str) -> None:
     game = _game(fen, "russian")
-    _play_out(game, nodes=10_000)
+    _play_out(game, nodes=20_000)
     assert _white_won(game)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "fen", ["W:WK20,K10,K6:BK3", "W:WK18,K27,K6:BK17", "W:WK5,K4,K3:BK13", "W:WK26,K29,K11:BK1"]
+    "fen",
+    [
+        "W:WK16,K2,K30:BK21",
+        "W:WK32,K1,K6:BK30",
+        "W:WK18,K27,K6:BK17",
+        "W:WK5,K4,K3:BK13",
+        "W:WK26,K29,K11:BK1",
+    ],
 )
 def test_three_kings_beat_one_from_farther_in_russian(fen: str) -> None:
     game = _game(fen, "russian")
-    _play_out(game, nodes=30_000)
+    _play_out(game, nodes=20_000)
     assert _white_won(game)
 
 

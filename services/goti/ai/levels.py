@@ -54,7 +54,7 @@ class LevelSettings:
 
 
 SETTINGS: dict[Level, LevelSettings] = {
-    Level.EASY: LevelSettings(depth=2, cpu_seconds=0.1, noise=75, accepts_level_draws=False),
+    Level.EASY: LevelSettings(depth=2, cpu_seconds=0.1, noise=130, accepts_level_draws=False),
     Level.NORMAL: LevelSettings(depth=4, cpu_seconds=0.5, noise=6, accepts_level_draws=False),
     Level.HARD: LevelSettings(depth=None, cpu_seconds=0.15, noise=0, accepts_level_draws=True),
     Level.QUICK: LevelSettings(depth=None, cpu_seconds=0.012, noise=0, accepts_level_draws=False),

@@ -6,14 +6,19 @@ and one recursive closure does all the work so that its helpers are cell lookups
 
 - **Transposition table**: a dict keyed by the Zobrist hash (:mod:`goti.ai.zobrist`),
   updated move by move; it holds the depth, the bound, the score and the best move.
-- **Captures**: captures are compulsory, so a position with a capture is never a leaf: below
-  the nominal depth the search carries on through every capture (quiescence), and a lone
-  capture does not use up a ply (forced captures extend the search).
+- **Captures**: captures are compulsory, so a position with a capture is never a leaf: past
+  the nominal depth the search carries on through every capture (quiescence) until a
+  position is quiet.  Inside the nominal depth a capture is a ply like any other: giving a
+  lone capture a free ply as well was measured at equal CPU time and bought nothing but a
+  tree four times larger.
 - **Move ordering**: the table's move, then killer moves (two per ply), then the history
-  heuristic; captures that take more go first.  Late quiet moves are searched one ply
-  shallower first and searched again in full only when they surprise.
-- **Draws inside the tree**: a position that repeats one since the last capture or man move,
-  in the game or in the tree, scores as a draw, and so does reaching the 80th quiet ply.
+  heuristic; captures that take more go first.  Late quiet moves are searched shallower
+  first and searched again in full only when they surprise.
+- **Draws inside the tree**: a position that repeats one since the last capture or man move
+  scores as a draw, the first time inside the tree (the side that could avoid it would
+  have), the third time counting the game before the root; reaching the 80th quiet ply is
+  a draw too.  Scores that rest on such a draw depend on the path, so the table keeps only
+  their move.
 - **Time**: limits are in CPU seconds of the searching thread (``time.thread_time``), so a
   busy machine makes the search shallower rather than rash.  The clock and the node count
   are checked every few hundred nodes; an iteration cut short still leaves the best move of
@@ -378,7 +383,7 @@ class Searcher:
                                 history[move] += 1
                                 break
             else:
-                child_depth = depth if capturing and count == 1 else depth - 1
+                child_depth = depth - 1
                 my_men_keys = men_keys[white]
                 my_king_keys = king_keys[white]
                 their_men_keys = men_keys[black]
