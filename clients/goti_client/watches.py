@@ -166,7 +166,8 @@ class _Watch(abc.ABC, Generic[ResponseT, UpdateT]):
 class TableWatch(_Watch[tables_pb2.WatchTableResponse, TableUpdate]):
     """A table, live: ``async for update in watch`` yields a :class:`Snapshot` (when the
     watch starts from seq 0, or has fallen too far behind) and every :class:`TableEvent`
-    after it, in seq order, each exactly once.
+    after it, in seq order, each exactly once.  The stream opens on the first read: a watch
+    started from seq 0 begins with the table as it is then.
 
     It ends after a :class:`RematchStarted` (the table's last event) or when closed; it
     raises a :class:`~goti_client.GotiError` when the server refuses the watch itself (no

@@ -4,6 +4,7 @@ Replicas can be stopped and started again on the same port, as a deploy would.""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import importlib.util
@@ -27,6 +28,8 @@ from goti.tables.runtime import TablesRuntime, open_redis
 AI_SERVICER = "goti.ai.servicer"
 CALL_TIMEOUT = 30.0
 """Seconds per unary call: generous, for a busy machine."""
+WORKER_STOP_TRIES = 5
+WORKER_STOP_SECONDS = 2.0
 QUICK_RECONNECTS = goti_client.Backoff(initial=0.05, maximum=0.5)
 """Stream backoff for tests: reconnects within half a second, not thirty."""
 
@@ -49,7 +52,6 @@ def settings() -> Settings:
 def options() -> TablesOptions:
     """Quick heartbeats and timers, no rate limits (every test makes guests from one address)."""
     return TablesOptions(
-        timer_poll_seconds=0.05,
         heartbeat_seconds=1.0,
         joins_per_minute=0,
         tables_per_minute=0,
@@ -95,6 +97,7 @@ class Replica:
     """One tables server of this process, with what it opened."""
 
     server: serving.RunningServer
+    runtime: TablesRuntime = field(repr=False)
     stack: contextlib.AsyncExitStack = field(repr=False)
 
     @property
@@ -105,8 +108,15 @@ class Replica:
     def target(self) -> str:
         return f"127.0.0.1:{self.server.port}"
 
-    async def stop(self, grace: float | None = None) -> None:
+    async def stop(self) -> None:
         """Stop the server (its watch streams end) and close its connections."""
+        # Under Python 3.11, asyncio.wait_for inside redis-py can swallow the cancellation of
+        # the timer worker when it lands on a Redis command, and the worker's stop then waits
+        # forever; stopping it again lands on its sleep instead.
+        for _ in range(WORKER_STOP_TRIES):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.runtime.worker.stop(), WORKER_STOP_SECONDS)
+                break
         await self.stack.aclose()
 
 
@@ -146,7 +156,7 @@ async def start_replica(
         except BaseException:
             await stack.aclose()
             raise
-        replica = Replica(server, stack)
+        replica = Replica(server, runtime, stack)
         replicas.append(replica)
         return replica
 

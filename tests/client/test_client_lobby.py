@@ -1,0 +1,54 @@
+"""The lobby through the SDK: listed tables, and live changes as tables open and fill."""
+
+from __future__ import annotations
+
+import asyncio
+
+from goti.rules import RUSSIAN, Color
+from goti_client import LobbySnapshot, LobbyUpdate, StartingPlayer, TableClosed, TableOpened
+
+from .conftest import Clients
+
+WAIT_SECONDS = 30.0
+
+
+async def test_a_public_table_opens_in_the_lobby_and_leaves_it_when_joined(
+    clients: Clients,
+) -> None:
+    host = await clients.open(display_name="Host")
+    guest = await clients.open()
+    spectator = await clients.open(guest=False)
+    watch = spectator.watch_lobby()
+    updates: list[LobbyUpdate] = []
+
+    async def next_update() -> LobbyUpdate:
+        update = await asyncio.wait_for(anext(watch), WAIT_SECONDS)
+        updates.append(update)
+        return update
+
+    try:
+        assert isinstance(await next_update(), LobbySnapshot)
+        private = await host.create_table()
+        table = await host.create_table(
+            public=True, starting_player=StartingPlayer.PLAYER_2, turn_timer_seconds=60
+        )
+        opened = await next_update()
+        assert isinstance(opened, TableOpened)
+        assert opened.table.table_id == table.table_id and opened.table.code == table.code
+        assert opened.table.host == host.player and opened.table.turn_timer_seconds == 60
+        # Player 2 moves first: Black in English, so the one who joins plays Black.
+        assert opened.table.open_color is Color.BLACK
+        assert set(watch.tables) == {table.table_id}
+
+        listed = await guest.list_tables()
+        assert [entry.table_id for entry in listed] == [table.table_id]
+        assert await guest.list_tables(RUSSIAN) == []
+
+        await guest.join_table(opened.table.code)
+        closed = await next_update()
+        assert closed == TableClosed(table.table_id)
+        assert watch.tables == {}
+        assert await guest.list_tables() == []
+        assert private.table_id not in {entry.table_id for entry in listed}
+    finally:
+        await watch.aclose()
