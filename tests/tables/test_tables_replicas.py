@@ -103,19 +103,22 @@ def replica_processes(
     """Two tables processes on the shared Redis, (process, target): one started as
     ``python -m goti.tables``, one as ``goti serve tables --port N``."""
     started: list[tuple[subprocess.Popen[bytes], str]] = []
+    logs = [tmp_path / f"tables-{index}.log" for index in range(2)]
     for index in range(2):
         port = free_port()
+        inherited = {name: value for name, value in os.environ.items() if "GOTI_" not in name}
         environment = {
-            **os.environ,
+            **inherited,
             "GOTI_HOST": "127.0.0.1",
             "GOTI_TABLES_PORT": str(port if index == 0 else free_port()),
             "GOTI_REDIS_URL": redis_url,
             "GOTI_REFEREE_TARGET": referee_target,
             "GOTI_AI_TARGET": ai_target,
             "GOTI_GUESTS_PER_MINUTE": "0",
+            "GOTI_WEB_PORT": "0",
             "GOTI_LOG_FORMAT": "json",
         }
-        with (tmp_path / f"tables-{index}.log").open("wb") as log:
+        with logs[index].open("wb") as log:
             command = (
                 ["-m", "goti.tables"]
                 if index == 0
@@ -137,7 +140,7 @@ def replica_processes(
             process.wait(timeout=30)
 
 
-async def _answering(channel: grpc.aio.Channel) -> None:
+async def _answering(channel: grpc.aio.Channel, process: subprocess.Popen[bytes]) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 60
     while True:
@@ -145,6 +148,7 @@ async def _answering(channel: grpc.aio.Channel) -> None:
             await new_guest(channel)
             return
         except grpc.aio.AioRpcError:
+            assert process.poll() is None, f"the replica exited with status {process.returncode}"
             assert loop.time() < deadline, "the replica never answered"
             await asyncio.sleep(0.2)
 
@@ -159,8 +163,8 @@ async def test_killing_a_replica_mid_game_loses_nothing(
         serving.open_channel(doomed_target, settings) as doomed_channel,
         serving.open_channel(other_target, settings) as other_channel,
     ):
-        await _answering(doomed_channel)
-        await _answering(other_channel)
+        await _answering(doomed_channel, doomed)
+        await _answering(other_channel, replica_processes[1][0])
         game = await _start_game(doomed_channel)
         both = [doomed_channel, other_channel]
         async with resuming(game.table_id, both) as watch:
@@ -202,6 +206,6 @@ async def test_a_replica_stops_cleanly_on_sigterm(
 ) -> None:
     process, target = replica_processes[1]
     async with serving.open_channel(target, settings) as channel:
-        await _answering(channel)
+        await _answering(channel, process)
     process.send_signal(signal.SIGTERM)
     assert await asyncio.to_thread(process.wait, 30) == 0
