@@ -3,13 +3,14 @@ events, and the examples in their docstrings."""
 
 from __future__ import annotations
 
+import asyncio
 import doctest
 import importlib
 
 import pytest
 
 from goti.api.v1 import game_pb2, players_pb2, tables_pb2
-from goti.tables import events, seating, validation
+from goti.tables import background, events, seating, validation
 from goti.tables.refusals import CallRefusedError
 
 WHITE, BLACK = game_pb2.COLOR_WHITE, game_pb2.COLOR_BLACK
@@ -161,3 +162,22 @@ def test_the_log_keeps_moves_without_what_the_board_tells() -> None:
     assert events.lean(joined) is joined and events.board_of(joined) is None
     state = game_pb2.GameState.FromString(events.position_state(game_pb2.VARIANT_ENGLISH, board))
     assert state.start == state.position and state.position.turn == BLACK
+
+
+async def test_a_task_that_swallows_a_cancellation_is_cancelled_again() -> None:
+    swallowed = 0
+
+    async def stubborn() -> None:
+        nonlocal swallowed
+        while True:
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                if swallowed:
+                    raise
+                swallowed += 1
+
+    task = asyncio.ensure_future(stubborn())
+    await asyncio.sleep(0)
+    await asyncio.wait_for(background.cancel_and_wait([task]), 10)
+    assert task.cancelled() and swallowed == 1

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from goti.api.v1 import ai_pb2, errors_pb2, game_pb2, referee_pb2, tables_pb2
 from goti.tables import events, keys, seating, validation
+from goti.tables.background import cancel_and_wait
 from goti.tables.options import TablesOptions
 from goti.tables.peers import ComputerPlayer, PeerRefusedError, PeerUnavailableError, Referee
 from goti.tables.players import RATE_WINDOW_MS, Players
@@ -803,10 +804,7 @@ class Dealer:
     async def stop(self) -> None:
         """Cancel the work started in the background (computer turns); their timer entries
         stay for another replica."""
-        tasks = list(self._background)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._background))
 
     async def handle_due(self, table_id: str, lease_until_ms: int) -> None:
         """Do what a table's due timer entry is for, under the lease this replica holds.

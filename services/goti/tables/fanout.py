@@ -24,6 +24,7 @@ from typing import Any, Final, Generic, TypeVar
 from redis.asyncio.client import PubSub
 
 from goti.tables import keys
+from goti.tables.background import cancel_and_wait
 from goti.tables.store import StoreUnavailableError, TableStore
 
 log = logging.getLogger(__name__)
@@ -139,9 +140,7 @@ class Fanout:
                 channel.subscribed.set_exception(FanoutClosedError("shutting down"))
                 channel.subscribed.exception()
         if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+            await cancel_and_wait([self._reader])
         await self._close_pubsub()
 
     @contextlib.asynccontextmanager

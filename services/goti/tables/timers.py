@@ -8,12 +8,12 @@ auto-move and a slow computer reply never all land.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
 from typing import Final
 
+from goti.tables.background import cancel_and_wait
 from goti.tables.dealer import Dealer
 from goti.tables.store import StoreUnavailableError, TableStore
 
@@ -56,14 +56,9 @@ class TimerWorker:
     async def stop(self) -> None:
         """Stop polling and cancel the work in hand (its entries go back after the lease)."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait([self._task])
             self._task = None
-        working = list(self._working)
-        for task in working:
-            task.cancel()
-        await asyncio.gather(*working, return_exceptions=True)
+        await cancel_and_wait(list(self._working))
 
     async def _run(self) -> None:
         backoff = self._poll_seconds
