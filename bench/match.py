@@ -8,7 +8,9 @@ game still running at ``--max-plies`` is scored a draw.
 The report gives wins, draws and losses for the first player, its score, and an Elo
 difference: ``Elo = -400 log10(1/score - 1)`` (the logistic model), with a 95% interval from
 the normal approximation of the mean score over game pairs (each opening with both colours
-is one pair, so the interval accounts for an opening that favours one colour).
+is one pair, so the interval accounts for an opening that favours one colour); when every
+pair scored the same (a clean sweep) that spread is zero, and the Wilson interval over games
+gives the bound instead.
 
     python bench/match.py --first hard --second normal --variant both --openings 20
     python bench/match.py --first hard --engine "goti engine" --movetime 150
@@ -227,6 +229,16 @@ def elo(score: float) -> float:
     return -400.0 * math.log10(1.0 / score - 1.0)
 
 
+def wilson(score: float, games: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a mean score over ``games``: finite even at 0% or 100%."""
+    if games == 0:
+        return 0.0, 1.0
+    centre = (score + z * z / (2 * games)) / (1 + z * z / games)
+    spread = z * math.sqrt(score * (1 - score) / games + z * z / (4 * games * games))
+    spread /= 1 + z * z / games
+    return max(centre - spread, 0.0), min(centre + spread, 1.0)
+
+
 def summarize(results: list[GameResult]) -> dict[str, Any]:
     """Wins, draws, losses, score and Elo with its 95% interval, from the first player's side."""
     wins = sum(1 for r in results if r.score == 1.0)
@@ -238,11 +250,11 @@ def summarize(results: list[GameResult]) -> dict[str, Any]:
     for r in results:
         pairs.setdefault((r.variant, r.opening_id), []).append(r.score)
     pair_means = [statistics.fmean(scores) for scores in pairs.values()]
-    if len(pair_means) > 1:
+    if len(pair_means) > 1 and statistics.stdev(pair_means) > 0:
         error = 1.96 * statistics.stdev(pair_means) / math.sqrt(len(pair_means))
+        low, high = max(score - error, 0.0), min(score + error, 1.0)
     else:
-        error = math.nan
-    low, high = max(score - error, 0.0), min(score + error, 1.0)
+        low, high = wilson(score, games)
     return {
         "games": games,
         "wins": wins,
@@ -341,7 +353,8 @@ def main(argv: list[str] | None = None) -> int:
         "movetime_ms": args.movetime,
         "wall_seconds": round(wall, 1),
         "elo_formula": "Elo = -400*log10(1/score - 1); 95% interval: score +- 1.96 * stdev of "
-        "the per-opening pair means / sqrt(pairs), converted with the same formula",
+        "the per-opening pair means / sqrt(pairs), converted with the same formula (the Wilson "
+        "interval over games when every pair scored alike, as at 0% or 100%)",
         "overall": summarize(results),
     }
     for variant in variants:

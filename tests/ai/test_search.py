@@ -259,3 +259,13 @@ def test_the_move_is_always_legal(variant: str, seed: int, plies: int, level: Le
     assert result.move in legal
     assert result.notation == state.position.notation(result.move)
     assert state.position.parse_move(result.notation) == result.move
+
+
+@pytest.mark.parametrize("level", list(Level))
+def test_the_principal_variation_is_a_legal_line_from_the_move(level: Level) -> None:
+    game = _game("W:W25,18,7:B22,16,17,9", "russian")
+    result = choose_move(game.state(), level, seed=2)
+    assert result.principal_variation[0] == result.notation
+    assert 1 <= len(result.principal_variation) <= max(result.depth, 1)
+    for text in result.principal_variation:
+        game.play(text)

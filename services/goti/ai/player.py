@@ -14,7 +14,7 @@ from typing import Final
 from goti.ai.levels import SETTINGS, Level, LevelSettings
 from goti.ai.search import Searcher, SearchLimits
 from goti.rules.game import GameState
-from goti.rules.movegen import capturers
+from goti.rules.movegen import RawMove, capturers
 from goti.rules.moves import Move
 from goti.rules.position import Position
 
@@ -41,6 +41,8 @@ class SearchResult:
     nodes: int
     seconds: float
     """CPU seconds spent."""
+    principal_variation: tuple[str, ...] = ()
+    """The line the search expects, starting with the move, in notation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +106,7 @@ def choose_move(
             index, score = picked
             depth = settings.depth
     move = moves[index]
+    line = searcher.principal_variation(position.raw_moves()[index], max(depth, 1))
     return SearchResult(
         move=move,
         notation=position.notation(move),
@@ -111,7 +114,18 @@ def choose_move(
         depth=depth,
         nodes=searcher.nodes,
         seconds=time.thread_time() - started,
+        principal_variation=_notation_of_line(position, line),
     )
+
+
+def _notation_of_line(position: Position, line: list[RawMove]) -> tuple[str, ...]:
+    written = []
+    for raw in line:
+        index = position.raw_moves().index(raw)
+        move = list(position.legal_moves)[index]
+        written.append(position.notation(move))
+        position = position.push(move)
+    return tuple(written)
 
 
 def _pick_with_noise(

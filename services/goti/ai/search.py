@@ -49,10 +49,11 @@ _LOWER: Final = 1
 _UPPER: Final = 2
 _ASPIRATION: Final = 30
 """Half the width of the first window around the last iteration's score."""
-_CHECK_EVERY: Final = 255
-"""The clock is read when ``nodes & _CHECK_EVERY == 0``."""
+_CHECK_EVERY: Final = 256
+"""The clock and the node limit are checked once every this many nodes."""
 _MAX_PLY: Final = 256
-_TABLE_LIMIT: Final = 1 << 21
+_TABLE_LIMIT: Final = 1 << 19
+"""Entries the transposition table may hold before it is cleared (tens of megabytes)."""
 _MAX_MOVES: Final = 64
 """Late-move reductions stop growing here (a move list is rarely longer)."""
 
@@ -71,7 +72,6 @@ def _reduction(depth: int, index: int) -> int:
 
 _REDUCTIONS: Final = [[_reduction(d, i) for i in range(_MAX_MOVES)] for d in range(MAX_DEPTH + 1)]
 _NO_REDUCTIONS: Final = [0] * _MAX_MOVES
-"""Entries the transposition table may hold before it is cleared."""
 
 
 _TreeSearch = Callable[[int, int, int, bool, int, int, int, int, int, int], int]
@@ -517,30 +517,38 @@ class Searcher:
     def _child(self, move: RawMove) -> tuple[int, int, int, bool, int, int]:
         """The child of the root after ``move``: bitboards, side, hash and quiet clock."""
         mine, theirs, kings, white = self._root
-        origin, target, taken, crowns, _, _ = move
-        child_key = self._root_hash ^ zobrist.WHITE_TO_MOVE
-        mover_men = zobrist.MEN_BY_SIDE[white]
-        mover_kings = zobrist.KINGS_BY_SIDE[white]
-        captured = taken
-        while captured:
-            bit = captured & -captured
-            captured ^= bit
-            child_key ^= (zobrist.KINGS_BY_SIDE if kings & bit else zobrist.MEN_BY_SIDE)[not white][
-                bit
-            ]
-        child_kings = kings & ~taken
-        if kings & origin:
-            child_kings = child_kings ^ origin | target
-            child_key ^= mover_kings[origin] ^ mover_kings[target]
-            child_rev = 0 if taken else self._root_rev + 1
-        else:
-            child_rev = 0
-            if crowns:
-                child_kings |= target
-                child_key ^= mover_men[origin] ^ mover_kings[target]
-            else:
-                child_key ^= mover_men[origin] ^ mover_men[target]
-        return theirs & ~taken, mine ^ origin | target, child_kings, not white, child_key, child_rev
+        return play_hashed(mine, theirs, kings, white, self._root_hash, self._root_rev, move)
+
+    def principal_variation(self, first: RawMove, length: int) -> list[RawMove]:
+        """The line the search expects after the root move ``first``, from the table.
+
+        At most ``length`` moves; it stops where the table has no move for a position or
+        holds one that is not legal there (a hash collision or an overwritten entry).
+        """
+        variant = self.position.variant
+        line = [first]
+        mine, theirs, kings, white, key, rev = self._child(first)
+        while len(line) < length:
+            entry = self.table.get(key)
+            if entry is None or entry[3] is None:
+                break
+            move = entry[3]
+            legal = captures(
+                mine,
+                theirs,
+                kings,
+                white,
+                variant.men_capture_backwards,
+                variant.flying_kings,
+                variant.crowning_ends_capture,
+            ) or quiet_moves(mine, theirs, kings, white, variant.flying_kings)
+            if move not in legal:
+                break
+            line.append(move)
+            mine, theirs, kings, white, key, rev = play_hashed(
+                mine, theirs, kings, white, key, rev, move
+            )
+        return line
 
     def _start_clock(self, limits: SearchLimits) -> float:
         started = time.thread_time()
@@ -645,6 +653,36 @@ class Searcher:
             nodes=self.nodes - first_nodes,
             seconds=time.thread_time() - started,
         )
+
+
+def play_hashed(
+    mine: int, theirs: int, kings: int, white: bool, key: int, rev: int, move: RawMove
+) -> tuple[int, int, int, bool, int, int]:
+    """A move on side-relative bitboards with its hash and quiet clock: the child position,
+    sides swapped, as ``(mine, theirs, kings, white, hash, quiet_plies)``."""
+    origin, target, taken, crowns, _, _ = move
+    child_key = key ^ zobrist.WHITE_TO_MOVE
+    mover_men = zobrist.MEN_BY_SIDE[white]
+    mover_kings = zobrist.KINGS_BY_SIDE[white]
+    captured = taken
+    while captured:
+        bit = captured & -captured
+        captured ^= bit
+        keys = zobrist.KINGS_BY_SIDE if kings & bit else zobrist.MEN_BY_SIDE
+        child_key ^= keys[not white][bit]
+    child_kings = kings & ~taken
+    if kings & origin:
+        child_kings = child_kings ^ origin | target
+        child_key ^= mover_kings[origin] ^ mover_kings[target]
+        child_rev = 0 if taken else rev + 1
+    else:
+        child_rev = 0
+        if crowns:
+            child_kings |= target
+            child_key ^= mover_men[origin] ^ mover_kings[target]
+        else:
+            child_key ^= mover_men[origin] ^ mover_men[target]
+    return theirs & ~taken, mine ^ origin | target, child_kings, not white, child_key, child_rev
 
 
 def _captured_count(move: RawMove) -> int:
