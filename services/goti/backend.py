@@ -49,9 +49,21 @@ def _local_target(port: int) -> str:
     return f"localhost:{port}"
 
 
-def page_address(settings: Settings) -> str | None:
+WEB_PORT = 8080
+"""The web page's port when GOTI_WEB_PORT is unset: on one machine the page is part of Goti
+(a lone tables service serves it only when told a port)."""
+
+
+def web_port(settings: Settings, environment: Mapping[str, str]) -> int:
+    """The port the backend's tables service serves the web page on; 0 when it is off."""
+    if environment.get("GOTI_WEB_PORT", "").strip():
+        return settings.web_port
+    return WEB_PORT
+
+
+def page_address(port: int) -> str | None:
     """Where a browser on this machine opens the web page; None when it is off."""
-    return f"http://localhost:{settings.web_port}/" if settings.web_port else None
+    return f"http://localhost:{port}/" if port else None
 
 
 def child_environment(
@@ -59,6 +71,7 @@ def child_environment(
 ) -> dict[str, str]:
     """The environment of the services: the caller's, pointed at this backend's parts."""
     environment = dict(base)
+    port = web_port(settings, base)
     environment.update(
         {
             "GOTI_REDIS_URL": redis_url,
@@ -67,10 +80,10 @@ def child_environment(
             "GOTI_TABLES_PORT": str(settings.tables_port),
             "GOTI_REFEREE_PORT": str(settings.referee_port),
             "GOTI_AI_PORT": str(settings.ai_port),
-            "GOTI_WEB_PORT": str(settings.web_port),
+            "GOTI_WEB_PORT": str(port),
         }
     )
-    page = page_address(settings)
+    page = page_address(port)
     if page is not None and not base.get("GOTI_JOIN_BASE_URL", "").strip():
         # On one machine the join links open the page it serves, unless the operator named
         # another place (a public address, or the mobile app's own links).
@@ -157,9 +170,8 @@ def run_backend(
                 f"Redis {'.'.join(map(str, redis.version()))} at {redis_url}, data in {folder}",
                 file=out,
             )
-        child_env = child_environment(
-            settings, redis_url, os.environ if environment is None else environment
-        )
+        base = os.environ if environment is None else environment
+        child_env = child_environment(settings, redis_url, base)
         for name, port in (
             ("referee", settings.referee_port),
             ("ai", settings.ai_port),
@@ -168,7 +180,7 @@ def run_backend(
             services.append(_start_service(name, child_env, port))
         _wait_healthy(services)
         tables = services[-1].target
-        page = page_address(settings)
+        page = page_address(web_port(settings, base))
         browser = f"  Play in a browser:   {page}\n" if page is not None else ""
         print(
             f"Goti is running. Clients connect to {tables} (gRPC).\n"

@@ -219,9 +219,9 @@ class Settings:
     ai_port: int = _env("GOTI_AI_PORT", 50053, "Port of the AI service", _port)
     web_port: int = _env(
         "GOTI_WEB_PORT",
-        8080,
+        0,
         "Port of the web page, and of the public API over Connect and gRPC-Web, served by "
-        "each tables process (0: off)",
+        "each tables process (0: off; goti serve uses 8080 when unset)",
         _optional_port,
     )
     tables_metrics_port: int = _env(

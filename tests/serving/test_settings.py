@@ -17,7 +17,7 @@ SAMPLES: dict[str, tuple[str, str, object]] = {
     "GOTI_TABLES_PORT": ("6001", "tables_port", 6001),
     "GOTI_REFEREE_PORT": ("6002", "referee_port", 6002),
     "GOTI_AI_PORT": ("6003", "ai_port", 6003),
-    "GOTI_WEB_PORT": ("6004", "web_port", 6004),
+    "GOTI_WEB_PORT": ("8080", "web_port", 8080),
     "GOTI_TABLES_METRICS_PORT": ("9101", "tables_metrics_port", 9101),
     "GOTI_REFEREE_METRICS_PORT": ("9102", "referee_metrics_port", 9102),
     "GOTI_AI_METRICS_PORT": ("9103", "ai_metrics_port", 9103),
@@ -160,6 +160,7 @@ def test_the_web_port_is_not_a_grpc_port() -> None:
     with pytest.raises(SettingsError, match="GOTI_WEB_PORT must differ from the gRPC ports"):
         Settings.from_env({"GOTI_WEB_PORT": "50051"})
     assert Settings.from_env({"GOTI_WEB_PORT": "0"}).web_port == 0
+    assert Settings.from_env({"GOTI_WEB_PORT": "8080"}).web_port == 8080
 
 
 def test_clients_may_not_ping_faster_than_servers_accept() -> None:

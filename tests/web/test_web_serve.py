@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 
-from goti.backend import child_environment, page_address
+from goti.backend import child_environment, page_address, web_port
 from goti.redis_server import free_port
 from goti.settings import Settings
 
@@ -22,18 +22,24 @@ START_SECONDS = 90.0
 STOP_SECONDS = 60.0
 
 
-def test_join_links_open_the_page_unless_the_operator_chose_others() -> None:
-    settings = Settings(web_port=8123)
-    assert page_address(settings) == "http://localhost:8123/"
-    environment = child_environment(settings, "redis://localhost:1/0", {})
+def test_goti_serve_serves_the_page_on_8080_unless_told_otherwise() -> None:
+    unset = child_environment(Settings(), "redis://localhost:1/0", {})
+    assert unset["GOTI_WEB_PORT"] == "8080"
+    assert unset["GOTI_JOIN_BASE_URL"] == "http://localhost:8080/join/"
+    assert page_address(web_port(Settings(), {})) == "http://localhost:8080/"
+
+    chosen = {"GOTI_WEB_PORT": "8123", "GOTI_JOIN_BASE_URL": "https://goti.example/join/"}
+    settings = Settings.from_env(chosen)
+    environment = child_environment(settings, "redis://localhost:1/0", chosen)
     assert environment["GOTI_WEB_PORT"] == "8123"
-    assert environment["GOTI_JOIN_BASE_URL"] == "http://localhost:8123/join/"
-    chosen = {"GOTI_JOIN_BASE_URL": "https://goti.example/join/"}
-    kept = child_environment(settings, "redis://localhost:1/0", chosen)
-    assert kept["GOTI_JOIN_BASE_URL"] == "https://goti.example/join/"
-    off = Settings(web_port=0)
-    assert page_address(off) is None
-    assert "GOTI_JOIN_BASE_URL" not in child_environment(off, "redis://localhost:1/0", {})
+    assert environment["GOTI_JOIN_BASE_URL"] == "https://goti.example/join/"
+
+    off = {"GOTI_WEB_PORT": "0"}
+    assert web_port(Settings.from_env(off), off) == 0
+    assert page_address(0) is None
+    environment = child_environment(Settings.from_env(off), "redis://localhost:1/0", off)
+    assert environment["GOTI_WEB_PORT"] == "0"
+    assert "GOTI_JOIN_BASE_URL" not in environment
 
 
 def _post_json(url: str, body: dict[str, object], token: str = "") -> dict[str, object]:
