@@ -60,6 +60,11 @@ export async function run({ url, newPlayer, parameters }) {
   const server = await serverTable(url, tableId);
   assert.deepEqual(shown, server.game.moves ?? [], "the page lists the server's moves");
   assert.equal(server.status, "TABLE_STATUS_FINISHED");
+  // The captured counts beside the board are the server's.
+  for (const [color, count] of [["white", server.game.capturedByWhite], ["black", server.game.capturedByBlack]]) {
+    const line = await page.textContent(`.seat[data-color="${color}"] .captured`);
+    assert.match(line, new RegExp(`captured ${count ?? 0}$`), `${color}: ${line}`);
+  }
   // The streak against the computer, as the server counts it after the game.
   await page.waitForSelector("#streak:has-text('Win streak')");
   await waitForPlies(page, shown.length);

@@ -1,7 +1,8 @@
 // Two people in two browsers play each other online: one creates a table for a friend with a
 // turn timer, the other opens its join link (over gRPC-Web, the first over Connect); a third
 // watches by the table's address. They alternate moves by clicks, each move reaching the
-// other pages on their live streams, and every page lists the same moves as the server.
+// other pages on their live streams, and every page lists the same moves as the server. Then
+// the side to move resigns.
 
 import assert from "node:assert/strict";
 import {
@@ -69,5 +70,17 @@ export async function run({ url, newPlayer, parameters }) {
   assert.equal(await plies(host), plyCount);
   // Between people moves are final: no take-back button.
   assert.equal(await host.locator("#take-back").count(), 0);
+
+  // The side to move resigns; every page shows the result.
+  const resigning = (await tableAttribute(host, "my-turn")) === "true" ? host : guest;
+  const winner = resigning === host ? guest : host;
+  await resigning.click("#resign");
+  await resigning.click("#resign-yes");
+  for (const page of [host, guest, spectator]) {
+    await page.waitForSelector(`${TABLE}[data-status="finished"]`);
+    assert.match(await page.textContent("#status"), /(White|Black) wins: resignation$/);
+  }
+  assert.match(await resigning.textContent("#status"), /^You lost\./);
+  assert.match(await winner.textContent("#status"), /^You won!/);
   return { tableId, code, moves: server };
 }
