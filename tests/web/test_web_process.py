@@ -33,14 +33,15 @@ PATIENCE = 60.0
 @pytest.fixture
 async def tables_process(
     redis_url: str, redis: Redis
-) -> AsyncIterator[tuple[asyncio.subprocess.Process, int, int]]:
-    grpc_port, web_port = free_port(), free_port()
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, int, int, int]]:
+    grpc_port, web_port, metrics_port = free_port(), free_port(), free_port()
     environment = {
         **{key: value for key, value in os.environ.items() if not key.startswith("GOTI_")},
         "GOTI_REDIS_URL": redis_url,
         "GOTI_HOST": "127.0.0.1",
         "GOTI_TABLES_PORT": str(grpc_port),
         "GOTI_WEB_PORT": str(web_port),
+        "GOTI_TABLES_METRICS_PORT": str(metrics_port),
         "GOTI_REFEREE_TARGET": f"127.0.0.1:{free_port()}",
         "GOTI_AI_TARGET": f"127.0.0.1:{free_port()}",
         "GOTI_GRACE_SECONDS": "2",
@@ -56,7 +57,7 @@ async def tables_process(
         stderr=asyncio.subprocess.PIPE,
     )
     try:
-        yield process, grpc_port, web_port
+        yield process, grpc_port, web_port, metrics_port
     finally:
         if process.returncode is None:
             process.kill()
@@ -64,9 +65,9 @@ async def tables_process(
 
 
 async def test_one_process_serves_grpc_and_the_page_and_stops_on_sigterm(
-    tables_process: tuple[asyncio.subprocess.Process, int, int],
+    tables_process: tuple[asyncio.subprocess.Process, int, int, int],
 ) -> None:
-    process, grpc_port, web_port = tables_process
+    process, grpc_port, web_port, metrics_port = tables_process
     await wait_until_serving(f"127.0.0.1:{grpc_port}", timeout=PATIENCE)
     url = f"http://127.0.0.1:{web_port}/"
     page = await fetch(url)
@@ -91,6 +92,18 @@ async def test_one_process_serves_grpc_and_the_page_and_stops_on_sigterm(
         )
         assert (await anext(lobby)).WhichOneof("message") == "snapshot"
         await calls.sign_in()
+
+        # The web port's calls are counted beside the gRPC server's.
+        metrics = (await fetch(f"http://127.0.0.1:{metrics_port}/metrics")).body.decode()
+        assert (
+            'goti_web_calls_handled_total{code="OK",protocol="connect",'
+            'rpc_method="CreateGuest",rpc_service="goti.api.v1.PlayersService"} 1.0'
+        ) in metrics
+        assert (
+            'goti_web_calls_started_total{protocol="connect",rpc_method="WatchLobby",'
+            'rpc_service="goti.api.v1.TablesService"} 1.0'
+        ) in metrics
+        assert "grpc_server_started_total" in metrics
 
         process.send_signal(signal.SIGTERM)
         with pytest.raises(ConnectError) as ended:

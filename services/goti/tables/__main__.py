@@ -25,10 +25,16 @@ async def serve(settings: Settings, *, port: int | None = None) -> None:
         except StoreUnavailableError as error:
             # Serve anyway: calls answer UNAVAILABLE until Redis is back, then work.
             log.warning("Redis does not answer yet: %s", error)
+        # One registry for both servers: /metrics shows the web port's calls beside gRPC's.
+        registry = serving.new_registry()
         web = None
         if settings.web_port:
             web = await start_web_server(
-                runtime.tables_servicer, runtime.players_servicer, settings, port=settings.web_port
+                runtime.tables_servicer,
+                runtime.players_servicer,
+                settings,
+                port=settings.web_port,
+                registry=registry,
             )
 
         async def drain() -> None:
@@ -37,7 +43,9 @@ async def serve(settings: Settings, *, port: int | None = None) -> None:
             await runtime.drain()
 
         try:
-            await serving.serve("tables", runtime.bind, settings, port=port, drain=drain)
+            await serving.serve(
+                "tables", runtime.bind, settings, port=port, registry=registry, drain=drain
+            )
         finally:
             if web is not None:
                 await web.stop()

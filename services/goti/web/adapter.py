@@ -34,6 +34,7 @@ from goti.api.convert import STATUS_DETAILS_KEY
 from goti.api.v1 import errors_pb2
 from goti.tables.refusals import CallRefusedError
 from goti.tables.servicer import PLAYERS_SERVICE, TABLES_SERVICE
+from goti.web.metrics import WebCall, WebCallMetrics
 
 log = logging.getLogger(__name__)
 
@@ -132,32 +133,63 @@ def _unexpected(method: str, error: Exception) -> ConnectError:
     return ConnectError(Code.UNKNOWN, f"Unexpected {type(error).__name__}")
 
 
-def _unary(method: str, behavior: UnaryBehavior) -> Callable[[Message, Call], Awaitable[Message]]:
+def _observe(metrics: WebCallMetrics | None, call: Call) -> WebCall | None:
+    if metrics is None:
+        return None
+    method = call.method
+    content_type = call.request_headers.get("content-type", "")
+    return metrics.start(content_type, method.service_name, method.name)
+
+
+def _ended(observed: WebCall | None, code: str) -> None:
+    if observed is not None:
+        observed.finish(code)
+
+
+def _unary(
+    method: str, behavior: UnaryBehavior, metrics: WebCallMetrics | None
+) -> Callable[[Message, Call], Awaitable[Message]]:
     async def handle(request: Message, call: Call) -> Message:
+        observed = _observe(metrics, call)
+        # Unless the call ends otherwise, the browser went away.
+        code = "CANCELED"
         try:
-            return await behavior(request, _as_servicer_context(call))
-        except ConnectError:
+            response = await behavior(request, _as_servicer_context(call))
+            code = "OK"
+            return response
+        except ConnectError as refusal:
+            code = refusal.code.name
             raise
         except Exception as error:
+            code = Code.UNKNOWN.name
             raise _unexpected(method, error) from error
+        finally:
+            _ended(observed, code)
 
     return handle
 
 
 def _server_stream(
-    method: str, behavior: StreamBehavior
+    method: str, behavior: StreamBehavior, metrics: WebCallMetrics | None
 ) -> Callable[[Message, Call], AsyncIterator[Message]]:
     async def handle(request: Message, call: Call) -> AsyncIterator[Message]:
+        observed = _observe(metrics, call)
+        code = "CANCELED"
         try:
             # aclosing: a browser that goes away ends the servicer's stream now, so its
             # subscription is dropped at once rather than when the generator is collected.
             async with contextlib.aclosing(behavior(request, _as_servicer_context(call))) as stream:
                 async for message in stream:
                     yield message
-        except ConnectError:
+            code = "OK"
+        except ConnectError as refusal:
+            code = refusal.code.name
             raise
         except Exception as error:
+            code = Code.UNKNOWN.name
             raise _unexpected(method, error) from error
+        finally:
+            _ended(observed, code)
 
     return handle
 
@@ -179,9 +211,12 @@ def method_info(service: ServiceDescriptor, method: MethodDescriptor) -> MethodI
     )
 
 
-def service_endpoints(service: ServiceDescriptor, servicer: object) -> dict[str, GotiEndpoint]:
+def service_endpoints(
+    service: ServiceDescriptor, servicer: object, metrics: WebCallMetrics | None = None
+) -> dict[str, GotiEndpoint]:
     """Every method of ``service`` as a Connect endpoint calling ``servicer``'s method of the
-    same name, keyed by its path (``/goti.api.v1.TablesService/Play``)."""
+    same name, keyed by its path (``/goti.api.v1.TablesService/Play``); counted and timed in
+    ``metrics`` when given."""
     endpoints: dict[str, GotiEndpoint] = {}
     for method in service.methods:
         if method.client_streaming:
@@ -190,18 +225,20 @@ def service_endpoints(service: ServiceDescriptor, servicer: object) -> dict[str,
         behavior = getattr(servicer, method.name)
         name = f"{service.full_name}/{method.name}"
         endpoints[f"/{name}"] = (
-            Endpoint.server_stream(info, _server_stream(name, behavior))
+            Endpoint.server_stream(info, _server_stream(name, behavior, metrics))
             if method.server_streaming
-            else Endpoint.unary(info, _unary(name, behavior))
+            else Endpoint.unary(info, _unary(name, behavior, metrics))
         )
     return endpoints
 
 
-def goti_endpoints(tables_servicer: object, players_servicer: object) -> dict[str, GotiEndpoint]:
+def goti_endpoints(
+    tables_servicer: object, players_servicer: object, metrics: WebCallMetrics | None = None
+) -> dict[str, GotiEndpoint]:
     """The tables and players services' endpoints, over the given servicer objects."""
     return {
-        **service_endpoints(TABLES_SERVICE, tables_servicer),
-        **service_endpoints(PLAYERS_SERVICE, players_servicer),
+        **service_endpoints(TABLES_SERVICE, tables_servicer, metrics),
+        **service_endpoints(PLAYERS_SERVICE, players_servicer, metrics),
     }
 
 

@@ -17,10 +17,12 @@ from collections.abc import Iterator
 from typing import Final
 
 import uvicorn
+from prometheus_client import CollectorRegistry
 
 from goti.settings import Settings
 from goti.web.adapter import goti_endpoints
 from goti.web.app import PageFiles, WebApplication, packaged_page
+from goti.web.metrics import WebCallMetrics
 
 log = logging.getLogger(__name__)
 
@@ -123,11 +125,16 @@ class WebServer:
 
 
 def web_application(
-    tables_servicer: object, players_servicer: object, settings: Settings
+    tables_servicer: object,
+    players_servicer: object,
+    settings: Settings,
+    registry: CollectorRegistry | None = None,
 ) -> WebApplication:
-    """The web port's application over the tables process's servicer objects."""
+    """The web port's application over the tables process's servicer objects; its calls are
+    counted in ``registry`` when given."""
+    metrics = WebCallMetrics(registry) if registry is not None else None
     return WebApplication(
-        goti_endpoints(tables_servicer, players_servicer),
+        goti_endpoints(tables_servicer, players_servicer, metrics),
         PageFiles(packaged_page()),
         read_max_bytes=settings.max_message_bytes,
         allowed_origins=settings.web_allowed_origins,
@@ -135,11 +142,17 @@ def web_application(
 
 
 async def start_web_server(
-    tables_servicer: object, players_servicer: object, settings: Settings, *, port: int
+    tables_servicer: object,
+    players_servicer: object,
+    settings: Settings,
+    *,
+    port: int,
+    registry: CollectorRegistry | None = None,
 ) -> WebServer:
-    """Serve the page and the API on ``port`` of ``settings.host``; logs where."""
+    """Serve the page and the API on ``port`` of ``settings.host``; logs where. Calls are
+    counted in ``registry`` (the gRPC server's) when given."""
     server = await WebServer.start(
-        web_application(tables_servicer, players_servicer, settings),
+        web_application(tables_servicer, players_servicer, settings, registry),
         host=settings.host,
         port=port,
         grace_seconds=settings.grace_seconds,
