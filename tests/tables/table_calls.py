@@ -322,6 +322,13 @@ class ResumingWatch:
         seqs = [event.seq for event in self.events]
         assert seqs == list(range(first_seq, first_seq + len(seqs))), seqs
 
+    def check_matches(self, applied: Sequence[tables_pb2.TableEvent]) -> None:
+        """After its first snapshot, the watch saw exactly the events ``applied`` appended
+        there, each once, in order."""
+        start = self.snapshots[0].table.seq
+        self.check_unbroken(first_seq=start + 1)
+        assert self.events == [event for event in applied if event.seq > start]
+
 
 @contextlib.asynccontextmanager
 async def resuming(table_id: str, channels: list[grpc.aio.Channel]) -> AsyncIterator[ResumingWatch]:

@@ -4,8 +4,11 @@ watcher sees of them."""
 from __future__ import annotations
 
 import grpc
+from redis.asyncio import Redis
 
 from goti.api.v1 import game_pb2, tables_pb2
+from goti.tables import keys
+from goti.tables.options import TablesOptions
 
 from .table_calls import Guest, eventually, first_legal, kinds, new_guest, watching
 
@@ -29,7 +32,9 @@ async def play_out(
     raise AssertionError("the game did not end")
 
 
-async def test_two_people_play_a_whole_game_online(channel: grpc.aio.Channel) -> None:
+async def test_two_people_play_a_whole_game_online(
+    channel: grpc.aio.Channel, redis: Redis, options: TablesOptions
+) -> None:
     ann = await new_guest(channel, "Ann")
     bob = await new_guest(channel, "Bob")
     created = await ann.create(
@@ -69,6 +74,9 @@ async def test_two_people_play_a_whole_game_online(channel: grpc.aio.Channel) ->
         assert event.move_played.next.legal_moves, "every move tells the next side its moves"
         assert event.move_played.board.fen
 
+    # Finished, the table stays readable for a while, then Redis lets it go.
+    for key in (keys.table_state(table.table_id), keys.table_log(table.table_id)):
+        assert 0 < await redis.ttl(key) <= options.finished_table_seconds
     finished = await ann.get(table.table_id)
     assert finished.table.status == tables_pb2.TABLE_STATUS_FINISHED
     assert finished.table.seq == last_seq

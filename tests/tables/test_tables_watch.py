@@ -103,6 +103,7 @@ async def test_a_move_on_one_replica_reaches_a_watcher_on_another(
     bob = await new_guest(second.channel, "Bob")
     table = (await ann.create(starting_player=tables_pb2.STARTING_PLAYER_PLAYER_1)).table
     async with watching(second.channel, table.table_id) as watch:
+        await eventually(lambda: bool(watch.messages))  # the snapshot, at seq 0
         joined = await bob.join(table.code)
         played = await ann.play(table.table_id, first_legal(joined.table.game.turn), 1)
         await watch.until_seq(2)
