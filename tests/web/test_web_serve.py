@@ -109,6 +109,8 @@ def test_goti_serve_prints_and_serves_the_page(tmp_path: Path) -> None:
             if connection.status == psutil.CONN_LISTEN
         }
         assert {tables, web} <= listening
+    except Exception as error:
+        raise AssertionError(f"{error}\ngoti serve said:\n{''.join(output)}") from error
     finally:
         process.send_signal(signal.SIGINT)
         status = process.wait(STOP_SECONDS)
