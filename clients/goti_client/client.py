@@ -484,7 +484,7 @@ class Connection:
     ) -> None:
         self._target = target
         self._token = token
-        self._identity_file = None if identity_file is None else Path(identity_file)
+        self._identity_file = None if identity_file is None else Path(identity_file).expanduser()
         self._display_name = display_name
         self._guest = guest
         self._credentials = credentials

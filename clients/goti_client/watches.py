@@ -133,7 +133,9 @@ class _Watch(abc.ABC, Generic[ResponseT, UpdateT]):
                         yield update
                         if self._is_last(update):
                             return
-            except _ReopenStreamError as reconnect:
+            except (_ReopenStreamError, UnavailableError) as reconnect:
+                # UnavailableError: a call the watch made to read an event (the table's
+                # variant) found Goti away; a new stream will ask again.
                 why = str(reconnect)
             except grpc.aio.AioRpcError as error:
                 if self._closing.is_set():

@@ -7,6 +7,7 @@ import asyncio
 import random
 
 import goti_client
+from goti.rules import RUSSIAN, parse_square
 from goti_client import MovePlayed, Snapshot, TableEvent, TableUpdate
 
 from .conftest import Clients, SeatedGame, StartReplica, seat_game
@@ -116,3 +117,24 @@ async def test_a_watch_moves_to_another_replica_behind_one_address(
     assert third.port == second.port
     assert follower.watch.reconnects >= 1
     assert_each_event_once(follower.updates, seq)
+
+
+async def test_a_watch_from_a_kept_seq_gets_only_the_later_events(clients: Clients) -> None:
+    """An app restarted with the last seq it kept resumes from there, on a client that has
+    never seen the table (a Russian one: its boards read with the right squares)."""
+    host = await clients.open()
+    table = await host.create_table(opponent=goti_client.Opponent.PASS_AND_PLAY, variant=RUSSIAN)
+    for notation in ("c3-d4", "f6-g5", "d4-e5"):
+        await host.play(table.table_id, notation)
+    restarted = await clients.open(guest=False)
+    follower = Follower(restarted.watch(table.table_id, after_seq=2))
+    try:
+        await host.play(table.table_id, "d6:f4")
+        await follower.reach(4)
+    finally:
+        await follower.close()
+
+    moves = [update for update in follower.updates if isinstance(update, MovePlayed)]
+    assert [(move.seq, move.notation) for move in moves] == [(3, "d4-e5"), (4, "d6:f4")]
+    assert moves[-1].position.variant is RUSSIAN
+    assert moves[-1].record.captured == (parse_square("e5"),)
