@@ -52,12 +52,13 @@ export class BoardView {
     private readonly onChoose: (square: number) => void,
     private readonly onCancel: () => void,
   ) {
-    this.element = h("div", { class: "board", role: "grid", onkeydown: (event) => this.key(event as KeyboardEvent) });
+    this.element = h("div", { class: "board", role: "group", onkeydown: (event) => this.key(event as KeyboardEvent) });
   }
 
   /** Draw ``board`` from ``bottom``'s side with ``marks``. */
   show(board: Board, bottom: Color, variant: Variant, marks: BoardMarks, words: Words): void {
     const side = bottom === Color.BLACK ? "black" : "white";
+    this.element.setAttribute("aria-label", words.board);
     if (this.layout?.bottom !== side) this.lay(new BoardLayout(side), variant);
     const path = new Set(marks.path);
     const jumped = new Set(marks.jumped);

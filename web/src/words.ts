@@ -121,6 +121,7 @@ export interface Words {
   readonly lobbyCode: string;
   readonly lobbyEmpty: string;
   readonly back: string;
+  readonly board: string;
   readonly square: string;
   readonly man: string;
   readonly king: string;
@@ -231,6 +232,7 @@ const ENGLISH: Words = {
   lobbyCode: "Code",
   lobbyEmpty: "No open tables yet.",
   back: "Back",
+  board: "Board",
   square: "square {square}",
   man: "man",
   king: "king",
@@ -365,6 +367,7 @@ const NEPALI: Words = {
   lobbyCode: "कोड",
   lobbyEmpty: "अहिले कुनै खुला टेबल छैन।",
   back: "पछाडि",
+  board: "बोर्ड",
   square: "घर {square}",
   man: "गोटी",
   king: "राजा",
