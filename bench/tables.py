@@ -732,7 +732,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     backend, bots, rounds=args.anatomy_rounds, watchers=args.watchers
                 )
                 print(f"one move at a time: {results['unloaded_move_anatomy']}", flush=True)
-                largest = max(args.tables)
+                largest = max(args.tables, default=0)
                 for count in args.tables:
                     if time.monotonic() > deadline:
                         print(f"time budget spent: skipping {count} tables")
