@@ -2,8 +2,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+BUF := npx --yes @bufbuild/buf@1.75.0
 
-.PHONY: run test lint typecheck unit bench protos clean
+.PHONY: run test lint typecheck unit bench protos web web-check browser clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -11,12 +12,11 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# The whole backend on this machine (an embedded Redis unless GOTI_REDIS_URL is set).
 run: $(BIN)/.installed
-	$(BIN)/goti demo
+	$(BIN)/goti serve
 
-test: lint typecheck unit
-
-BUF := npx --yes @bufbuild/buf@1.75.0
+test: lint typecheck web-check unit
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
@@ -33,12 +33,37 @@ protos: $(BIN)/.installed
 typecheck: $(BIN)/.installed
 	$(BIN)/mypy
 
-unit: $(BIN)/.installed
+# The web page's Node packages, from web/package-lock.json.
+WEB_DEPS := web/node_modules/.package-lock.json
+$(WEB_DEPS): web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+	touch $@
+
+# Rebuild services/goti/web/static after editing web/src or proto/.
+web: $(WEB_DEPS)
+	cd web && npm run build
+
+# The page shipped in the Python package is what web/src and proto/ build.
+web-check: $(WEB_DEPS)
+	cd web && npm run check
+
+# The browser tests drive Debian's Chromium; install it when it is missing and we may.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
+	  else echo "the browser tests need Chromium: apt-get install chromium"; exit 1; fi; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium; \
+	fi
+
+unit: $(BIN)/.installed $(WEB_DEPS) browser
 	$(BIN)/pytest
 
 bench: $(BIN)/.installed
 	$(BIN)/python bench/perft.py
+	$(BIN)/python bench/referee.py
+	$(BIN)/python bench/ai_depth.py
 	$(BIN)/pytest -m slow
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache web/node_modules web/src/gen
