@@ -43,13 +43,14 @@ class Backend:
     """One ``goti serve`` process."""
 
     def __init__(self, data_dir: Path) -> None:
-        tables, referee, ai = _free_ports(3)
+        tables, referee, ai, web = _free_ports(4)
         self.tables_target = f"localhost:{tables}"
         self.environment = {
             **{k: v for k, v in os.environ.items() if not k.startswith("GOTI_")},
             "GOTI_TABLES_PORT": str(tables),
             "GOTI_REFEREE_PORT": str(referee),
             "GOTI_AI_PORT": str(ai),
+            "GOTI_WEB_PORT": str(web),
             "GOTI_DATA_DIR": str(data_dir),
             "GOTI_AI_WORKERS": "1",
             "GOTI_LOG_LEVEL": "warning",

@@ -80,10 +80,15 @@ def test_redis_keeps_an_append_only_log_and_has_a_health_check() -> None:
 
 def test_the_client_port_is_published_once_and_reaches_the_tables_replicas() -> None:
     published = [(name, port) for name, spec in SERVICES.items() for port in spec.get("ports", [])]
-    assert published == [("gateway", "50051:50051")]
+    assert published == [("gateway", "50051:50051"), ("gateway", "8080:8080")]
+    tables = Settings.from_env(
+        {k: str(v) for k, v in GOTI_SERVICES["tables"]["environment"].items()}
+    )
     nginx = (ROOT / "deploy" / "nginx.conf").read_text()
-    assert re.search(r"server tables:50051\b", nginx)
+    assert re.search(rf"server tables:{tables.tables_port}\b", nginx)
+    assert re.search(rf"server tables:{tables.web_port}\b", nginx)
     assert "grpc_pass grpc://tables;" in nginx
+    assert "proxy_pass http://tables_web;" in nginx
 
 
 def test_every_service_has_resource_limits() -> None:
