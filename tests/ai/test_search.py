@@ -269,3 +269,18 @@ def test_the_principal_variation_is_a_legal_line_from_the_move(level: Level) -> 
     assert 1 <= len(result.principal_variation) <= max(result.depth, 1)
     for text in result.principal_variation:
         game.play(text)
+
+
+@pytest.mark.parametrize(
+    ("fen", "run"),
+    [
+        ("B:WK19,K23:BK6", "6-1"),
+        ("B:WK14,K15:BK24", "24-28"),
+        ("B:WK10,K11:BK27", "27-32"),
+        ("B:WK26,K30:BK10", "10-6"),
+    ],
+)
+def test_a_lone_english_king_runs_for_the_double_corner(fen: str, run: str) -> None:
+    position = _game(fen, "english").position
+    report = Searcher(position).iterate(SearchLimits(max_nodes=20_000))
+    assert position.notation(list(position.legal_moves)[report.move_index]) == run

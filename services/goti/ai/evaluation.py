@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Final
 
 from goti.rules.movegen import count_quiet_moves
@@ -190,8 +191,12 @@ ENGLISH_WEIGHTS: Final = Weights(man=100, king=140, mobility=3, runaway=30, trad
 RUSSIAN_WEIGHTS: Final = Weights(man=100, king=280, mobility=2, runaway=120, trade_down=24)
 
 
+@cache
 def make_evaluator(variant: Variant) -> Evaluator:
-    """The evaluation function for a variant, its tables bound as locals for speed."""
+    """The evaluation function for a variant, its tables bound as locals for speed.
+
+    Built once per variant: the function keeps no state, so every search shares it.
+    """
     flying = variant.flying_kings
     weights = RUSSIAN_WEIGHTS if flying else ENGLISH_WEIGHTS
     man_value, king_value = weights.man, weights.king
