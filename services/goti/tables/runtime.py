@@ -76,7 +76,8 @@ class TablesRuntime:
         self.fanout = fanout
         self.watching = watching
         self.worker = worker
-        # For the servers other than gRPC's (the web port): the same calls over other protocols.
+        # One pair of servicers for every protocol: gRPC, and Connect and gRPC-Web on the
+        # web port.
         self.tables_servicer = TablesServicer(dealer, players, watching)
         self.players_servicer = PlayersServicer(players)
 
@@ -158,7 +159,7 @@ class TablesRuntime:
 
     def bind(self, server: grpc.aio.Server) -> Sequence[str]:
         """Add the tables and players services to ``server`` (the harness's bind)."""
-        return bind_services(server, self.dealer, self.players, self.watching)
+        return bind_services(server, self.tables_servicer, self.players_servicer)
 
     async def drain(self) -> None:
         """At shutdown: stop claiming timers and end every watch stream with UNAVAILABLE, so

@@ -396,10 +396,10 @@ def _register(server: grpc.aio.Server, service: ServiceDescriptor, servicer: obj
 
 
 def bind_services(
-    server: grpc.aio.Server, dealer: Dealer, players: Players, watching: Watching
+    server: grpc.aio.Server, tables: TablesServicer, players: PlayersServicer
 ) -> list[str]:
-    """Add the tables and players services to ``server``; returns their full names."""
+    """Add the tables and players servicers to ``server``; returns the services' full names."""
     return [
-        _register(server, TABLES_SERVICE, TablesServicer(dealer, players, watching)),
-        _register(server, PLAYERS_SERVICE, PlayersServicer(players)),
+        _register(server, TABLES_SERVICE, tables),
+        _register(server, PLAYERS_SERVICE, players),
     ]
