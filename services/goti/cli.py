@@ -225,6 +225,12 @@ def _run_play(args: argparse.Namespace) -> int:
     )
 
 
+def _run_engine(args: argparse.Namespace) -> int:
+    from goti.ai import engine  # noqa: PLC0415 - the search loads only when it runs
+
+    return engine.main()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``goti`` argument parser with every subcommand."""
     parser = _Parser(prog="goti", description="Goti: checkers tables, rules and engine.")
@@ -257,6 +263,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo_parser.add_argument("--plies", type=_depth, default=200, help="stop after this many plies")
     demo_parser.set_defaults(run=_run_demo)
+
+    engine_parser = commands.add_parser(
+        "engine",
+        help="answer positions on stdin with moves, one line each (the engine line protocol)",
+        description="Reads lines '<english|russian> <FEN>[ movetime=<ms>][ level=<easy|normal|"
+        "hard|quick>]' and answers each with the chosen move, every landing square written; "
+        "'quit' ends it. Only the position is known: no game history, so no repetitions.",
+    )
+    engine_parser.set_defaults(run=_run_engine)
 
     serve_parser = commands.add_parser(
         "serve",

@@ -198,3 +198,12 @@ def test_hard_refuses_a_level_draw_with_a_capture_pending() -> None:
 def test_a_finished_game_has_no_draw_to_decide() -> None:
     with pytest.raises(ValueError, match="over"):
         decide_draw(_state("W:W:B1"), Level.HARD)
+
+
+def test_a_wall_clock_deadline_stops_the_search_whatever_its_cpu_budget() -> None:
+    """A caller that must answer by a deadline gets a move by then, even with CPU to spare."""
+    state = Game("russian").state()
+    started = time.monotonic()
+    result = choose_move(state, Level.HARD, time_budget=5.0, wall_deadline=started + 0.05)
+    assert time.monotonic() - started < 1.0
+    assert result.move in state.position.legal_moves

@@ -73,3 +73,22 @@ def test_bad_arguments_give_one_line_and_status_2(args: tuple[str, ...]) -> None
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("goti: error:")
     assert "Traceback" not in result.stderr
+
+
+def test_goti_engine_answers_each_position_with_a_move() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "goti.cli", "engine"],
+        input="\n".join(
+            ["english B:W21-32:B1-12 level=quick", "russian W:Wc3:Bd4,f6 movetime=50", "chess x"]
+        )
+        + "\nquit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    first, second, third = result.stdout.splitlines()
+    assert first in {"9-13", "9-14", "10-14", "10-15", "11-15", "11-16", "12-16"}
+    assert second == "c3:e5:g7"
+    assert third.startswith("error: ")

@@ -77,14 +77,16 @@ def choose_move(
     *,
     time_budget: float | None = None,
     seed: int | None = None,
+    wall_deadline: float | None = None,
 ) -> SearchResult:
     """The move the computer plays at ``level`` for the side to move in ``state``.
 
     ``time_budget`` (CPU seconds) replaces the level's own budget: the target for Hard and
-    Quick, a safety cap for Easy and Normal.  The move is always legal and always comes back:
-    a search that runs out of time plays the best move found so far.  ``seed`` makes the
-    random choices of Easy and Normal repeatable.  Raises ``ValueError`` when the game is over
-    or the side to move has no move.
+    Quick, a safety cap for Easy and Normal.  ``wall_deadline`` (a ``time.monotonic()``
+    instant) stops the search however little CPU it had, for a caller that must answer by
+    then.  The move is always legal and always comes back: a search that runs out of time
+    plays the best move found so far.  ``seed`` makes the random choices of Easy and Normal
+    repeatable.  Raises ``ValueError`` when the game is over or the side to move has no move.
     """
     chosen_level = _level(level)
     settings = SETTINGS[chosen_level]
@@ -94,13 +96,16 @@ def choose_move(
     moves = list(position.legal_moves)
     started = time.thread_time()
     if settings.depth is None:
-        report = searcher.iterate(SearchLimits(cpu_seconds=budget))
+        report = searcher.iterate(SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline))
         index, score, depth = report.move_index, report.score, report.depth
     else:
-        picked = _pick_with_noise(searcher, settings, budget, random.Random(seed))
+        limits = SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline)
+        picked = _pick_with_noise(searcher, settings, limits, random.Random(seed))
         if picked is None:
             # Out of budget before every move was scored: fall back on the quick search.
-            report = searcher.iterate(SearchLimits(cpu_seconds=_FALLBACK_SECONDS))
+            report = searcher.iterate(
+                SearchLimits(cpu_seconds=_FALLBACK_SECONDS, wall_deadline=wall_deadline)
+            )
             index, score, depth = report.move_index, report.score, report.depth
         else:
             index, score = picked
@@ -129,14 +134,14 @@ def _notation_of_line(position: Position, line: list[RawMove]) -> tuple[str, ...
 
 
 def _pick_with_noise(
-    searcher: Searcher, settings: LevelSettings, budget: float, chance: random.Random
+    searcher: Searcher, settings: LevelSettings, limits: SearchLimits, chance: random.Random
 ) -> tuple[int, int] | None:
     """Score every root move at the level's depth, blur the scores, take the best blurred one.
 
     Returns the move's index and its true score, or None when the budget ran out.
     """
     assert settings.depth is not None
-    scores = searcher.score_all(settings.depth, SearchLimits(cpu_seconds=budget))
+    scores = searcher.score_all(settings.depth, limits)
     if scores is None:
         return None
     blurred = [

@@ -90,6 +90,9 @@ class SearchLimits:
     cpu_seconds: float | None = None
     """CPU time of the searching thread; the search stops within a few hundred nodes of it."""
     max_nodes: int | None = None
+    wall_deadline: float | None = None
+    """A ``time.monotonic()`` instant to stop by whatever the CPU time: a caller's deadline,
+    which a loaded machine could otherwise make the search overrun."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +165,7 @@ class Searcher:
 
     def _build_tree_search(
         self,
-    ) -> tuple[_TreeSearch, Callable[[float, int], None], Callable[[], int]]:
+    ) -> tuple[_TreeSearch, Callable[[float, int, float], None], Callable[[], int]]:
         """The recursive search and its two controls: set the limits, read the node count."""
         variant = self.position.variant
         backwards = variant.men_capture_backwards
@@ -182,18 +185,21 @@ class Searcher:
         king_keys = zobrist.KINGS_BY_SIDE
         side_key = zobrist.WHITE_TO_MOVE
         clock = time.thread_time
+        wall_clock = time.monotonic
         move_limit = MOVE_LIMIT_PLIES
         reductions = _REDUCTIONS
         nodes = 0
         path_draws = 0
         next_check = _CHECK_EVERY
         deadline = float("inf")
+        wall_deadline = float("inf")
         node_limit = 1 << 62
 
-        def set_limits(new_deadline: float, new_node_limit: int) -> None:
-            nonlocal deadline, node_limit, next_check
+        def set_limits(new_deadline: float, new_node_limit: int, new_wall_deadline: float) -> None:
+            nonlocal deadline, node_limit, wall_deadline, next_check
             deadline = new_deadline
             node_limit = new_node_limit
+            wall_deadline = new_wall_deadline
             next_check = nodes
 
         def count_nodes() -> int:
@@ -214,7 +220,7 @@ class Searcher:
             nonlocal nodes, next_check, path_draws
             nodes += 1
             if nodes >= next_check:
-                if clock() > deadline or nodes >= node_limit:
+                if clock() > deadline or nodes >= node_limit or wall_clock() > wall_deadline:
                     raise _OutOfTimeError
                 next_check = nodes + _CHECK_EVERY
             if rev >= 4:
@@ -555,6 +561,7 @@ class Searcher:
         self._set_limits(
             started + limits.cpu_seconds if limits.cpu_seconds is not None else float("inf"),
             self.nodes + limits.max_nodes if limits.max_nodes else 1 << 62,
+            limits.wall_deadline if limits.wall_deadline is not None else float("inf"),
         )
         return started
 
@@ -619,6 +626,7 @@ class Searcher:
                 max_depth=min(limits.max_depth, 4),
                 cpu_seconds=limits.cpu_seconds,
                 max_nodes=limits.max_nodes,
+                wall_deadline=limits.wall_deadline,
             )
         for depth in range(1, limits.max_depth + 1):
             window = _ASPIRATION if depth >= 3 and abs(best_score) < WIN_BOUND else _INFINITY

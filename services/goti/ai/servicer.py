@@ -153,13 +153,25 @@ class AiServicer(ai_pb2_grpc.AiServiceServicer):
                 )
             budget = request.time_budget_ms / 1000
         remaining = context.time_remaining()
+        wall_deadline = None
         if remaining is not None:
-            # The caller's deadline wins: think within a share of what is left of it.
-            budget = min(budget, max(MIN_BUDGET_SECONDS, remaining * DEADLINE_SHARE))
+            # The caller's deadline wins: think within a share of what is left of it, in CPU
+            # time and, on a loaded machine where CPU time runs slow, in wall-clock time too.
+            share = max(MIN_BUDGET_SECONDS, remaining * DEADLINE_SHARE)
+            budget = min(budget, share)
+            wall_deadline = time.monotonic() + share
         seed = request.seed if request.HasField("seed") else None
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(
-            self._pool, partial(choose_move, state, level, time_budget=budget, seed=seed)
+            self._pool,
+            partial(
+                choose_move,
+                state,
+                level,
+                time_budget=budget,
+                seed=seed,
+                wall_deadline=wall_deadline,
+            ),
         )
         return ai_pb2.ChooseMoveResponse(
             move=convert.move_to_proto(result.move, state.variant),
@@ -168,7 +180,7 @@ class AiServicer(ai_pb2_grpc.AiServiceServicer):
             nodes=result.nodes,
             cpu_time_ms=round(result.seconds * 1000),
             wall_time_ms=round((time.perf_counter() - received) * 1000),
-            principal_variation=[result.notation],
+            principal_variation=list(result.principal_variation) or [result.notation],
         )
 
     async def DecideDraw(  # noqa: N802
