@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import platform
@@ -43,6 +44,7 @@ from typing import Any, Final
 import grpc
 from redis.asyncio import Redis
 
+from goti.api.convert import ErrorStatus
 from goti.api.v1 import (
     game_pb2,
     players_pb2,
@@ -58,6 +60,7 @@ from goti.redis_server import RedisServer, free_port
 RESULTS: Final = Path(__file__).parent / "results" / "tables.json"
 HOST: Final = "127.0.0.1"
 CALL_TIMEOUT: Final = 10.0
+SLOW_SECONDS: Final = 0.05
 SETUP_CONCURRENCY: Final = 32
 GOALS: Final = {
     "open_loop_10_tables_p50_ms": 3.0,
@@ -280,6 +283,8 @@ class Recorder:
     window_end: float = float("inf")
     pending: dict[tuple[str, int], Pending] = field(default_factory=dict)
     round_trips: list[float] = field(default_factory=list)
+    slow_starts: list[float] = field(default_factory=list)
+    """When the moves slower than SLOW_SECONDS started: do they bunch up?"""
     play_calls: list[float] = field(default_factory=list)
     moves: int = 0
     errors: dict[str, int] = field(default_factory=dict)
@@ -306,6 +311,8 @@ class Recorder:
             del self.pending[(table_id, seq)]
             if self.in_window(pending.started):
                 self.round_trips.append(moment - pending.started)
+                if moment - pending.started > SLOW_SECONDS:
+                    self.slow_starts.append(pending.started)
 
     def failed(self, what: str) -> None:
         self.errors[what] = self.errors.get(what, 0) + 1
@@ -392,7 +399,9 @@ class Bots:
             )
         except grpc.aio.AioRpcError as error:
             recorder.pending.pop((game.table_id, expected + 1), None)
-            recorder.failed(error.code().name)
+            status = ErrorStatus.from_rpc_error(error)
+            reason = f" {status.reason}: {status.message}" if status else f": {error.details()}"
+            recorder.failed(f"{error.code().name}{reason}")
             game.over = True  # start a fresh game rather than guess where this one stands
             return
         recorder.played(started, time.perf_counter())
@@ -518,6 +527,16 @@ async def _tables(
         await asyncio.gather(*(table.close() for table in tables))
 
 
+def _by_second(moments: Sequence[float], origin: float) -> dict[int, int]:
+    """How many of ``moments`` fell in each second after ``origin`` (seconds with none left
+    out)."""
+    counts: dict[int, int] = {}
+    for moment in moments:
+        second = int(moment - origin)
+        counts[second] = counts.get(second, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 async def _cpu_rates(backend: Backend, seconds: float) -> dict[str, float]:
     """Each server process's CPU seconds per second over a quiet spell."""
     before, started = backend.cpu(), time.perf_counter()
@@ -544,6 +563,10 @@ async def run_phase(
     """
     # Let the watch streams open before anything is timed.
     await asyncio.sleep(min(2.0, 0.2 + len(tables) / 1000))
+    # Keep the bots' own garbage collections short: with thousands of streams a full one
+    # would pause every bot at once and show up as a slow move of the service.
+    gc.collect()
+    gc.freeze()
     idle_rates = await _cpu_rates(backend, idle)
     start = time.perf_counter()
     recorder.window_start = start + warmup
@@ -562,6 +585,7 @@ async def run_phase(
     )
     # The last moves' events are still on their way to the watchers.
     await asyncio.sleep(1.0)
+    gc.unfreeze()
     wall = wall_after - wall_before
     moves = recorder.moves
     spent = {name: cpu_after[name] - cpu_before[name] for name in cpu_before}
@@ -591,6 +615,7 @@ async def run_phase(
             "p50": _ms(_percentile(recorder.play_calls, 0.50)),
             "p99": _ms(_percentile(recorder.play_calls, 0.99)),
         },
+        "moves_over_50_ms_by_second": _by_second(recorder.slow_starts, recorder.window_start),
         "server_cpu_ms_per_move": per_move(spent),
         "server_cpu_ms_per_move_above_idle": per_move(
             {name: max(0.0, spent[name] - idle_rates[name] * wall) for name in spent}
