@@ -50,7 +50,7 @@ def settings() -> Settings:
 
 @pytest.fixture
 def options() -> TablesOptions:
-    """Quick heartbeats and timers, no rate limits (every test makes guests from one address)."""
+    """Quick heartbeats, no rate limits (every test makes its guests from one address)."""
     return TablesOptions(
         heartbeat_seconds=1.0,
         joins_per_minute=0,
