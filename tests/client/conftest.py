@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-import importlib.util
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -19,28 +17,20 @@ from redis.asyncio import Redis
 
 import goti_client
 from goti import serving
+from goti.ai.servicer import bind as bind_ai_service
+from goti.ai.servicer import search_pool
 from goti.redis_server import free_port
 from goti.referee.servicer import bind as bind_referee
 from goti.settings import Settings
 from goti.tables.options import TablesOptions
 from goti.tables.runtime import TablesRuntime, open_redis
 
-AI_SERVICER = "goti.ai.servicer"
 CALL_TIMEOUT = 30.0
 """Seconds per unary call: generous, for a busy machine."""
 WORKER_STOP_TRIES = 5
 WORKER_STOP_SECONDS = 2.0
 QUICK_RECONNECTS = goti_client.Backoff(initial=0.05, maximum=0.5)
 """Stream backoff for tests: reconnects within half a second, not thirty."""
-
-
-def ai_service_exists() -> bool:
-    return importlib.util.find_spec(AI_SERVICER) is not None
-
-
-needs_ai = pytest.mark.skipif(
-    not ai_service_exists(), reason="the AI service (goti.ai.servicer) does not exist yet"
-)
 
 
 @pytest.fixture
@@ -78,11 +68,10 @@ async def ai_target() -> AsyncIterator[str]:
 @contextlib.asynccontextmanager
 async def computer_player(settings: Settings) -> AsyncIterator[str]:
     """The real AI service with one search process; yields its address."""
-    servicer = importlib.import_module(AI_SERVICER)
-    pool = servicer.search_pool(1)
+    pool = search_pool(1)
     try:
         running = await serving.start_server(
-            "ai", partial(servicer.bind, pool=pool, workers=1), settings, port=0
+            "ai", partial(bind_ai_service, pool=pool, workers=1), settings, port=0
         )
         try:
             yield running.target

@@ -28,9 +28,7 @@ from goti_client import (
     TableWatch,
 )
 
-from .conftest import Clients, computer_player, needs_ai
-
-pytestmark = needs_ai
+from .conftest import Clients, computer_player
 
 WAIT_SECONDS = 60.0
 

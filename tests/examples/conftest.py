@@ -5,7 +5,6 @@ and connect to it."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import Executor
 from functools import partial
@@ -15,24 +14,18 @@ import pytest_asyncio
 from redis.asyncio import Redis
 
 from goti import serving
+from goti.ai.servicer import bind as bind_ai_service
+from goti.ai.servicer import search_pool
 from goti.referee.servicer import bind as bind_referee
 from goti.settings import Settings
 from goti.tables.options import TablesOptions
 from goti.tables.runtime import TablesRuntime, open_redis
 
-AI_SERVICER = "goti.ai.servicer"
-
-needs_ai = pytest.mark.skipif(
-    importlib.util.find_spec(AI_SERVICER) is None,
-    reason="the AI service (goti.ai.servicer) does not exist yet",
-)
-
 
 @pytest.fixture(scope="session")
 def search_processes() -> Iterator[Executor]:
     """The computer player's search process, started once for every test."""
-    servicer = importlib.import_module(AI_SERVICER)
-    pool: Executor = servicer.search_pool(1)
+    pool: Executor = search_pool(1)
     try:
         yield pool
     finally:
@@ -44,7 +37,6 @@ async def goti_target(
     redis_url: str, redis: Redis, search_processes: Executor
 ) -> AsyncIterator[str]:
     """Where the examples connect: the tables server of a whole backend on the shared Redis."""
-    servicer = importlib.import_module(AI_SERVICER)
     settings = Settings(host="127.0.0.1", grace_seconds=1)
     options = TablesOptions(
         timer_poll_seconds=0.05, joins_per_minute=0, tables_per_minute=0, guests_per_minute=0
@@ -52,7 +44,7 @@ async def goti_target(
     async with contextlib.AsyncExitStack() as stack:
         referee = await serving.start_server("referee", bind_referee, settings, port=0)
         stack.push_async_callback(referee.stop, None)
-        bind_ai = partial(servicer.bind, pool=search_processes, workers=1)
+        bind_ai = partial(bind_ai_service, pool=search_processes, workers=1)
         ai = await serving.start_server("ai", bind_ai, settings, port=0)
         stack.push_async_callback(ai.stop, None)
         redis_client = open_redis(redis_url)

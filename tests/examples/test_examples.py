@@ -9,10 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import needs_ai
-
-pytestmark = needs_ai
-
 EXAMPLES = Path(__file__).resolve().parents[2] / "clients" / "examples"
 GAME_SECONDS = 100.0
 """A game against Easy takes seconds; a busy machine may take many more."""

@@ -1,12 +1,10 @@
-"""Real servers for the tables tests: a referee, the computer player when it exists, and
+"""Real servers for the tables tests: a referee, the computer player, and
 tables replicas on the shared Redis (or a private one), each on a free port."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
-import importlib.util
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -17,23 +15,12 @@ import pytest_asyncio
 from redis.asyncio import Redis
 
 from goti import serving
-from goti.redis_server import free_port
+from goti.ai.servicer import bind as bind_ai_service
+from goti.ai.servicer import search_pool
 from goti.referee.servicer import bind as bind_referee
 from goti.settings import Settings
 from goti.tables.options import TablesOptions
 from goti.tables.runtime import TablesRuntime, open_redis
-
-AI_SERVICER = "goti.ai.servicer"
-
-
-def ai_service_exists() -> bool:
-    """Whether the AI service (its servicer module) is there to play against."""
-    return importlib.util.find_spec(AI_SERVICER) is not None
-
-
-needs_ai = pytest.mark.skipif(
-    not ai_service_exists(), reason="the AI service (goti.ai.servicer) does not exist yet"
-)
 
 
 @pytest.fixture
@@ -68,12 +55,9 @@ AI_WORKERS = 2
 
 
 @pytest.fixture(scope="session")
-def ai_pool() -> Iterator[Executor | None]:
+def ai_pool() -> Iterator[Executor]:
     """The AI service's search processes, started once for the whole run."""
-    if not ai_service_exists():
-        yield None
-        return
-    pool = importlib.import_module(AI_SERVICER).search_pool(AI_WORKERS)
+    pool = search_pool(AI_WORKERS)
     try:
         yield pool
     finally:
@@ -81,15 +65,9 @@ def ai_pool() -> Iterator[Executor | None]:
 
 
 @pytest_asyncio.fixture
-async def ai_target(settings: Settings, ai_pool: Executor | None) -> AsyncIterator[str]:
-    """The computer player's address; where it does not exist yet, a port nobody answers on
-    (computer moves then wait, and timer moves fall back to the first legal move)."""
-    if ai_pool is None:
-        yield f"127.0.0.1:{free_port()}"
-        return
-    bind_ai = functools.partial(
-        importlib.import_module(AI_SERVICER).bind, pool=ai_pool, workers=AI_WORKERS
-    )
+async def ai_target(settings: Settings, ai_pool: Executor) -> AsyncIterator[str]:
+    """The computer player's address."""
+    bind_ai = functools.partial(bind_ai_service, pool=ai_pool, workers=AI_WORKERS)
     running = await serving.start_server("ai", bind_ai, settings, port=0)
     try:
         yield running.target

@@ -8,10 +8,7 @@ import pytest
 
 from goti.api.v1 import ai_pb2, game_pb2, tables_pb2
 
-from .conftest import needs_ai
 from .table_calls import Guest, eventually, first_legal, kinds, new_guest, watching
-
-pytestmark = needs_ai
 
 LEVELS = {
     tables_pb2.OPPONENT_COMPUTER_EASY: ai_pb2.LEVEL_EASY,

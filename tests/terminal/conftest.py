@@ -12,18 +12,18 @@ from redis.asyncio import Redis
 
 from goti_client.terminal.player_files import PlayerFiles
 
-from .running_backend import Backend, running_backend, search_pool
+from .running_backend import Backend, one_search_process, running_backend
 
 
 @pytest.fixture(scope="session")
-def ai_pool() -> Iterator[Executor | None]:
+def ai_pool() -> Iterator[Executor]:
     """The computer player's search process, started once for every test."""
-    with search_pool() as pool:
+    with one_search_process() as pool:
         yield pool
 
 
 @pytest_asyncio.fixture
-async def backend(redis_url: str, redis: Redis, ai_pool: Executor | None) -> AsyncIterator[Backend]:
+async def backend(redis_url: str, redis: Redis, ai_pool: Executor) -> AsyncIterator[Backend]:
     """The whole backend on the shared Redis, emptied first."""
     async with running_backend(redis_url, ai_pool) as started:
         yield started

@@ -1,46 +1,28 @@
-"""A real Goti backend in the test's process: a referee, the computer player when it exists,
+"""A real Goti backend in the test's process: a referee, the computer player,
 and a tables server on the shared Redis, each on a free port.  The tables server can be
 stopped and started again on its port, as when it restarts."""
 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from functools import partial
 
-import pytest
-
 from goti import serving
-from goti.redis_server import free_port
+from goti.ai.servicer import bind as bind_ai_service
+from goti.ai.servicer import search_pool
 from goti.referee.servicer import bind as bind_referee
 from goti.settings import Settings
 from goti.tables.options import TablesOptions
 from goti.tables.runtime import TablesRuntime, open_redis
 
-AI_SERVICER = "goti.ai.servicer"
-
-
-def ai_service_exists() -> bool:
-    """Whether the AI service (its servicer module) is there to play against."""
-    return importlib.util.find_spec(AI_SERVICER) is not None
-
-
-needs_ai = pytest.mark.skipif(
-    not ai_service_exists(), reason="the AI service (goti.ai.servicer) does not exist yet"
-)
-
 
 @contextlib.contextmanager
-def search_pool() -> Iterator[Executor | None]:
-    """One search process for the computer player, when the AI service exists."""
-    if not ai_service_exists():
-        yield None
-        return
-    pool = importlib.import_module(AI_SERVICER).search_pool(1)
+def one_search_process() -> Iterator[Executor]:
+    """One search process for the computer player."""
+    pool = search_pool(1)
     try:
         yield pool
     finally:
@@ -96,7 +78,7 @@ class Backend:
 
 
 @contextlib.asynccontextmanager
-async def running_backend(redis_url: str, ai_pool: Executor | None) -> AsyncIterator[Backend]:
+async def running_backend(redis_url: str, ai_pool: Executor) -> AsyncIterator[Backend]:
     """The whole backend on the Redis at ``redis_url``, stopped on the way out; the computer
     player searches in ``ai_pool`` (when the AI service exists)."""
     settings = Settings(host="127.0.0.1", grace_seconds=1)
@@ -110,13 +92,10 @@ async def running_backend(redis_url: str, ai_pool: Executor | None) -> AsyncIter
     stack = contextlib.AsyncExitStack()
     referee = await serving.start_server("referee", bind_referee, settings, port=0)
     stack.push_async_callback(referee.stop, None)
-    ai_target = f"127.0.0.1:{free_port()}"
-    if ai_pool is not None:
-        bind_ai = partial(importlib.import_module(AI_SERVICER).bind, pool=ai_pool, workers=1)
-        ai = await serving.start_server("ai", bind_ai, settings, port=0)
-        stack.push_async_callback(ai.stop, None)
-        ai_target = ai.target
-    backend = Backend(settings, options, redis_url, referee.target, ai_target, _stack=stack)
+    bind_ai = partial(bind_ai_service, pool=ai_pool, workers=1)
+    ai = await serving.start_server("ai", bind_ai, settings, port=0)
+    stack.push_async_callback(ai.stop, None)
+    backend = Backend(settings, options, redis_url, referee.target, ai.target, _stack=stack)
     try:
         await backend.start_tables()
         yield backend

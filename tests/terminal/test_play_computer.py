@@ -24,9 +24,7 @@ from .pilot_moves import (
     screen_text,
     wait_until,
 )
-from .running_backend import Backend, needs_ai
-
-pytestmark = needs_ai
+from .running_backend import Backend
 
 SHORT_GAME_MOVES = 12
 """Own moves entered by keys before the quick test resigns: enough to meet captures,
