@@ -139,7 +139,7 @@ async def _refusal(call: object) -> convert.ErrorStatus:
     return status
 
 
-async def test_refusals(ai: ai_pb2_grpc.AiServiceAsyncStub) -> None:
+async def test_refusals(ai: ai_pb2_grpc.AiServiceAsyncStub, channel: grpc.aio.Channel) -> None:
     fresh = _state(Game())
     no_level = await _refusal(ai.ChooseMove(ai_pb2.ChooseMoveRequest(state=fresh), timeout=10))
     assert (no_level.code, no_level.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
@@ -178,6 +178,14 @@ async def test_refusals(ai: ai_pb2_grpc.AiServiceAsyncStub) -> None:
         grpc.StatusCode.FAILED_PRECONDITION,
         "NO_DRAW_OFFER",
     )
+    garbage = await _refusal(
+        channel.unary_unary(
+            "/goti.api.v1.AiService/ChooseMove",
+            request_serializer=lambda data: data,
+            response_deserializer=lambda data: data,
+        )(b"\xff\xff\xff", timeout=10)
+    )
+    assert (garbage.code, garbage.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
     assert Position.initial().legal_moves  # the pool survived every refusal
     reply = await ai.ChooseMove(
         ai_pb2.ChooseMoveRequest(state=fresh, level=ai_pb2.LEVEL_QUICK), timeout=10

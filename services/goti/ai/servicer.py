@@ -19,6 +19,7 @@ from typing import Any, Final, Never, TypeAlias
 
 import grpc
 
+from goti import serving
 from goti.ai.levels import SETTINGS, Level
 from goti.ai.player import choose_move, decide_draw
 from goti.api import convert
@@ -27,7 +28,8 @@ from goti.rules.game import GameState
 
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
-SERVICE_NAME: Final[str] = ai_pb2.DESCRIPTOR.services_by_name["AiService"].full_name
+SERVICE: Final = ai_pb2.DESCRIPTOR.services_by_name["AiService"]
+SERVICE_NAME: Final[str] = SERVICE.full_name
 
 _LEVELS: Final[dict[int, Level]] = {
     ai_pb2.LEVEL_EASY: Level.EASY,
@@ -205,5 +207,4 @@ async def bind(server: grpc.aio.Server, *, pool: Executor, workers: int) -> list
     """Add the AI service to ``server`` once every search worker is up."""
     loop = asyncio.get_running_loop()
     await asyncio.gather(*(loop.run_in_executor(pool, _warm_up) for _ in range(workers)))
-    ai_pb2_grpc.add_AiServiceServicer_to_server(AiServicer(pool), server)
-    return [SERVICE_NAME]
+    return [serving.add_servicer(server, SERVICE, AiServicer(pool))]

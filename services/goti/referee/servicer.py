@@ -5,21 +5,17 @@ statuses: every error of the rules, of the mapping and of the referee's own chec
 INVALID_ARGUMENT or FAILED_PRECONDITION with its ``ErrorInfo`` reason.  Anything else is a bug
 and is left to surface as one.
 
-:func:`bind` is what the serving harness calls.  It decodes requests itself, so that bytes
-that are no protobuf message at all are refused as INVALID_REQUEST rather than ending in the
-UNKNOWN status gRPC gives a failing deserializer.
+:func:`bind` is what the serving harness calls; it registers the servicer through
+:func:`goti.serving.add_servicer`, which refuses bytes that are no request as INVALID_REQUEST.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, Final, Never, TypeAlias
 
 import grpc
-from google.protobuf import message_factory
-from google.protobuf.message import DecodeError, Message
 
+from goti import serving
 from goti.api import convert
 from goti.api.v1 import errors_pb2, referee_pb2, referee_pb2_grpc
 from goti.referee import actions
@@ -177,53 +173,6 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
 # -- registration ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _UndecodableRequest:
-    """Request bytes that do not parse as the method's request message."""
-
-    message_type: str
-    problem: str
-
-
-def _lenient_decoder(message_class: type[Message]) -> Callable[[bytes], object]:
-    def decode(data: bytes) -> object:
-        try:
-            return message_class.FromString(data)
-        except DecodeError as error:
-            return _UndecodableRequest(message_class.DESCRIPTOR.full_name, str(error))
-
-    return decode
-
-
-def _refusing_undecodable(
-    method: Callable[[Any, Context], Awaitable[Message]],
-) -> Callable[[object, Context], Awaitable[Message]]:
-    async def handle(request: object, context: Context) -> Message:
-        if isinstance(request, _UndecodableRequest):
-            status = convert.ErrorStatus.of(
-                errors_pb2.ERROR_REASON_INVALID_REQUEST,
-                f"the request is not a {request.message_type}: {request.problem}",
-                # The whole request is at fault: the empty path.
-                field="",
-            )
-            await context.abort(status.code, status.message, status.trailing_metadata())
-        return await method(request, context)
-
-    return handle
-
-
 def bind(server: grpc.aio.Server) -> list[str]:
     """Add the referee to ``server``; returns the full name of the service added."""
-    servicer = RefereeServicer()
-    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
-    for method in SERVICE.methods:
-        request_class = message_factory.GetMessageClass(method.input_type)
-        response_class = message_factory.GetMessageClass(method.output_type)
-        handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-            _refusing_undecodable(getattr(servicer, method.name)),
-            request_deserializer=_lenient_decoder(request_class),
-            response_serializer=response_class.SerializeToString,
-        )
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
-    server.add_registered_method_handlers(SERVICE_NAME, handlers)
-    return [SERVICE_NAME]
+    return [serving.add_servicer(server, SERVICE, RefereeServicer())]

@@ -7,25 +7,21 @@ one domain method and wrap its result.  Every refusal leaves with its Goti statu
 peer that does not answer with UNAVAILABLE (reason BACKEND_UNAVAILABLE), a shutdown with
 UNAVAILABLE so that streams reconnect elsewhere.
 
-:func:`bind_services` registers both services with handlers that decode requests
-themselves, so that bytes that are no protobuf message at all are refused as
-INVALID_REQUEST rather than ending in the UNKNOWN status gRPC gives a failing deserializer.
+:func:`bind_services` registers both services through :func:`goti.serving.add_servicer`,
+which refuses bytes that are no request as INVALID_REQUEST.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from typing import Any, Final, Never, TypeAlias
 
 import grpc
-from google.protobuf import message_factory
-from google.protobuf.descriptor import ServiceDescriptor
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import Message
 
+from goti import serving
 from goti.api.v1 import (
-    errors_pb2,
     players_pb2,
     referee_pb2,
     tables_pb2,
@@ -323,83 +319,11 @@ class PlayersServicer:
 # -- registration ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _UndecodableRequest:
-    """Request bytes that do not parse as the method's request message."""
-
-    message_type: str
-    problem: str
-
-
-def _lenient_decoder(message_class: type[Message]) -> Callable[[bytes], object]:
-    def decode(data: bytes) -> object:
-        try:
-            return message_class.FromString(data)
-        except DecodeError as error:
-            return _UndecodableRequest(message_class.DESCRIPTOR.full_name, str(error))
-
-    return decode
-
-
-def _undecodable(request: _UndecodableRequest) -> CallRefusedError:
-    # The whole request is at fault: the empty path.
-    return CallRefusedError.of(
-        errors_pb2.ERROR_REASON_INVALID_REQUEST,
-        f"the request is not a {request.message_type}: {request.problem}",
-        field="",
-    )
-
-
-def _unary(method: Callable[[Any, Context], Awaitable[Message]]) -> Callable[..., Any]:
-    async def handle(request: object, context: Context) -> Message:
-        if isinstance(request, _UndecodableRequest):
-            await _abort(context, _undecodable(request))
-        return await method(request, context)
-
-    return handle
-
-
-def _streaming(method: Callable[[Any, Context], AsyncIterator[Message]]) -> Callable[..., Any]:
-    async def handle(request: object, context: Context) -> AsyncIterator[Message]:
-        if isinstance(request, _UndecodableRequest):
-            await _abort(context, _undecodable(request))
-        stream = method(request, context)
-        async with contextlib.aclosing(stream):  # type: ignore[type-var]
-            async for message in stream:
-                yield message
-
-    return handle
-
-
-def _register(server: grpc.aio.Server, service: ServiceDescriptor, servicer: object) -> str:
-    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
-    for method in service.methods:
-        request_class = message_factory.GetMessageClass(method.input_type)
-        response_class = message_factory.GetMessageClass(method.output_type)
-        behavior = getattr(servicer, method.name)
-        if method.server_streaming:
-            handlers[method.name] = grpc.unary_stream_rpc_method_handler(
-                _streaming(behavior),
-                request_deserializer=_lenient_decoder(request_class),
-                response_serializer=response_class.SerializeToString,
-            )
-        else:
-            handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-                _unary(behavior),
-                request_deserializer=_lenient_decoder(request_class),
-                response_serializer=response_class.SerializeToString,
-            )
-    name: str = service.full_name
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
-    server.add_registered_method_handlers(name, handlers)
-    return name
-
-
 def bind_services(
     server: grpc.aio.Server, tables: TablesServicer, players: PlayersServicer
 ) -> list[str]:
     """Add the tables and players servicers to ``server``; returns the services' full names."""
     return [
-        _register(server, TABLES_SERVICE, tables),
-        _register(server, PLAYERS_SERVICE, players),
+        serving.add_servicer(server, TABLES_SERVICE, tables),
+        serving.add_servicer(server, PLAYERS_SERVICE, players),
     ]

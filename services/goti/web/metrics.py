@@ -6,31 +6,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Final
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-# From a quarter of a millisecond (a read) to minutes (a watch stream), as the gRPC server's.
-_BUCKETS: Final = (
-    0.00025,
-    0.0005,
-    0.001,
-    0.0025,
-    0.005,
-    0.01,
-    0.025,
-    0.05,
-    0.1,
-    0.25,
-    0.5,
-    1.0,
-    2.5,
-    5.0,
-    10.0,
-    30.0,
-    60.0,
-    300.0,
-)
+from goti.serving import LATENCY_BUCKETS
 
 
 def protocol_of(content_type: str) -> str:
@@ -74,7 +53,7 @@ class WebCallMetrics:
             "goti_web_call_seconds",
             "Time from the start of a web port call to its end (a stream's whole life).",
             labels,
-            buckets=_BUCKETS,
+            buckets=LATENCY_BUCKETS,
             registry=registry,
         )
 
