@@ -5,7 +5,6 @@ while calls are in flight."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import signal
@@ -14,11 +13,11 @@ import sys
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
 
 import grpc
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2
+from serving.logging_process import LoggingProcess
 
 from goti import healthcheck, serving
 from goti.api.v1 import referee_pb2, referee_pb2_grpc
@@ -31,50 +30,11 @@ from .referee_calls import state_of
 
 PATIENCE = 30.0  # seconds; generous, for a busy machine
 
-Record = dict[str, Any]
-
-
-class RefereeProcess:
-    """A referee process with its JSON log records collected as they come."""
-
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
-        self.records: list[Record] = []
-        self.stray_lines: list[str] = []
-        self._changed = asyncio.Event()
-        self._reader = asyncio.ensure_future(self._read_stderr())
-
-    async def _read_stderr(self) -> None:
-        assert self.process.stderr is not None
-        async for line in self.process.stderr:
-            text = line.decode().rstrip("\n")
-            try:
-                self.records.append(json.loads(text))
-            except json.JSONDecodeError:
-                self.stray_lines.append(text)
-            self._changed.set()
-
-    async def record(self, message: str) -> Record:
-        """The first log record whose message starts with ``message``, waiting for it."""
-        deadline = time.monotonic() + PATIENCE
-        while True:
-            for record in self.records:
-                if str(record.get("message", "")).startswith(message):
-                    return record
-            assert self.process.returncode is None, f"exited; logs: {self.records}"
-            self._changed.clear()
-            await asyncio.wait_for(self._changed.wait(), deadline - time.monotonic())
-
-    async def exit_code(self) -> int:
-        code = await asyncio.wait_for(self.process.wait(), PATIENCE)
-        await asyncio.wait_for(self._reader, PATIENCE)
-        return code
-
 
 @asynccontextmanager
 async def referee_process(
     arguments: Sequence[str], **environment: str
-) -> AsyncIterator[tuple[RefereeProcess, str]]:
+) -> AsyncIterator[tuple[LoggingProcess, str]]:
     """Start a referee process; give it and its target once it serves."""
     # The process sees only the GOTI_* variables a test gives it, not the developer's own.
     inherited = {name: value for name, value in os.environ.items() if not name.startswith("GOTI_")}
@@ -87,7 +47,7 @@ async def referee_process(
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
-    referee = RefereeProcess(process)
+    referee = LoggingProcess(process)
     try:
         serving_record = await referee.record("referee serving")
         yield referee, f"127.0.0.1:{serving_record['port']}"

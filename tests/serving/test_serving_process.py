@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import sys
@@ -11,7 +10,6 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import grpc
 import pytest
@@ -21,52 +19,14 @@ from goti.healthcheck import HealthCheckRequest, HealthCheckResponse
 from goti.settings import Settings
 
 from .echo import ECHO_SERVICE, EchoClient
+from .logging_process import LoggingProcess
 
 TESTS = Path(__file__).parents[1]
 PATIENCE = 30.0  # seconds; generous, for a busy machine
 
-Record = dict[str, Any]
-
-
-class ServerProcess:
-    """``python -m serving.echo`` with its JSON log records collected as they come."""
-
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
-        self.records: list[Record] = []
-        self.stray_lines: list[str] = []
-        self._changed = asyncio.Event()
-        self._reader = asyncio.ensure_future(self._read_stderr())
-
-    async def _read_stderr(self) -> None:
-        assert self.process.stderr is not None
-        async for line in self.process.stderr:
-            text = line.decode().rstrip("\n")
-            try:
-                self.records.append(json.loads(text))
-            except json.JSONDecodeError:
-                self.stray_lines.append(text)
-            self._changed.set()
-
-    async def record(self, message: str) -> Record:
-        """The first log record whose message starts with ``message``, waiting for it."""
-        deadline = time.monotonic() + PATIENCE
-        while True:
-            for record in self.records:
-                if str(record.get("message", "")).startswith(message):
-                    return record
-            assert self.process.returncode is None, f"exited; logs: {self.records}"
-            self._changed.clear()
-            await asyncio.wait_for(self._changed.wait(), deadline - time.monotonic())
-
-    async def exit_code(self) -> int:
-        code = await asyncio.wait_for(self.process.wait(), PATIENCE)
-        await asyncio.wait_for(self._reader, PATIENCE)
-        return code
-
 
 @asynccontextmanager
-async def echo_process(**environment: str) -> AsyncIterator[tuple[ServerProcess, str]]:
+async def echo_process(**environment: str) -> AsyncIterator[tuple[LoggingProcess, str]]:
     """Start the Echo server in its own process; give it and its target once it serves."""
     # The server sees only the GOTI_* variables a test gives it, not the developer's own.
     inherited = {name: value for name, value in os.environ.items() if not name.startswith("GOTI_")}
@@ -86,7 +46,7 @@ async def echo_process(**environment: str) -> AsyncIterator[tuple[ServerProcess,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
-    server = ServerProcess(process)
+    server = LoggingProcess(process)
     try:
         serving_record = await server.record("echo serving")
         yield server, f"127.0.0.1:{serving_record['port']}"
