@@ -1,7 +1,8 @@
 """The dealer runs every table: it seats players, asks the referee about every change to a
 game, and commits each change to the store in one compare-and-set.
 
-A command goes: load the table (one Redis call), check who may act, ask the referee (one
+A command goes: load the table (one Redis call, skipped when this replica committed the
+seq the command names: :mod:`goti.tables.recent`), check who may act, ask the referee (one
 call), commit the new state with its events (one Lua script).  Anything the server itself
 must do later — the computer's reply, a turn timer running out, a waiting table to clear
 away, a finished game to count in a player's streaks — is an entry in the store's timers,
@@ -20,12 +21,15 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import grpc
+
 from goti.api.v1 import ai_pb2, errors_pb2, game_pb2, referee_pb2, tables_pb2
 from goti.tables import events, keys, seating, validation
 from goti.tables.background import cancel_and_wait
 from goti.tables.options import TablesOptions
 from goti.tables.peers import ComputerPlayer, PeerRefusedError, PeerUnavailableError, Referee
 from goti.tables.players import RATE_WINDOW_MS, Players
+from goti.tables.recent import RecentTables
 from goti.tables.refusals import CallRefusedError
 from goti.tables.store import (
     Change,
@@ -148,6 +152,7 @@ class Dealer:
         self._lease_ms = round(options.timer_lease_seconds * 1000)
         self._background: set[asyncio.Task[None]] = set()
         self._variants: dict[str, int] = {}
+        self._recent: RecentTables[LoadedTable] = RecentTables(options.recent_tables_kept)
 
     @property
     def options(self) -> TablesOptions:
@@ -467,11 +472,27 @@ class Dealer:
         """Run one command: only a seated player may act, only on the seq they saw; a
         retried request returns the events it appended the first time."""
         key = request_key(player_id, request_id, fingerprint)
+        recent = self._recent.at(table_id, expected_seq)
+        if recent is not None:
+            try:
+                return await self._act_on(recent, player_id, key, act)
+            except CallRefusedError as refusal:
+                # A refusal judged on this replica's copy stands only while the table is
+                # still at that seq; otherwise the caller hears what the table says now.
+                if (
+                    refusal.status.code == grpc.StatusCode.UNAVAILABLE
+                    or await self._store.seq(table_id) == expected_seq
+                ):
+                    raise
+                self._recent.forget(table_id)
         loaded = await self.load(table_id)
-        colors = seating.colors_of(loaded.record, player_id)
-        # Spectators are refused before anything else, whatever seq they name.
-        seating.acting_color(colors, game_pb2.COLOR_UNSPECIFIED, game_pb2.COLOR_UNSPECIFIED)
         if loaded.seq != expected_seq:
+            # Spectators are refused before anything else, whatever seq they name.
+            seating.acting_color(
+                seating.colors_of(loaded.record, player_id),
+                game_pb2.COLOR_UNSPECIFIED,
+                game_pb2.COLOR_UNSPECIFIED,
+            )
             try:
                 found = await self._store.find_request(table_id, key)
             except RequestReusedError:
@@ -479,6 +500,17 @@ class Dealer:
             if found is not None:
                 return await self._committed_events(loaded, found)
             raise _stale(loaded.seq)
+        return await self._act_on(loaded, player_id, key, act)
+
+    async def _act_on(
+        self,
+        loaded: LoadedTable,
+        player_id: str,
+        key: bytes,
+        act: Callable[[LoadedTable, list[game_pb2.Color.ValueType]], Awaitable[_Change]],
+    ) -> list[tables_pb2.TableEvent]:
+        colors = seating.colors_of(loaded.record, player_id)
+        seating.acting_color(colors, game_pb2.COLOR_UNSPECIFIED, game_pb2.COLOR_UNSPECIFIED)
         change = await act(loaded, colors)
         try:
             committed = await self._settle(loaded, change, request=key)
@@ -740,6 +772,9 @@ class Dealer:
         )
         if committed.duplicate:
             return committed
+        self._recent.remember(
+            loaded.table_id, LoadedTable(loaded.table_id, committed.last_seq, updated, state)
+        )
         if over and seating.computer_color(updated) is not None and view is not None:
             await self._count_result(loaded.table_id, updated, view.outcome, due)
         elif timer is TimerUpdate.SET and seating.computer_color(updated) == to_move:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from goti.settings import Settings
+from goti.tables.recent import DEFAULT_TABLES_KEPT
 
 MIN_TURN_TIMER_SECONDS: Final = 10
 """The shortest turn timer the contract lets a player choose."""
@@ -45,6 +46,9 @@ class TablesOptions:
     log_limit: int = 400
     lobby_snapshot_size: int = 200
     watcher_queue_size: int = 256
+    recent_tables_kept: int = DEFAULT_TABLES_KEPT
+    """Tables whose last committed copy a replica keeps, so that a player's next command
+    needs no read (0: read every table afresh)."""
     """Events a slow watcher may fall behind before it is made to catch up from the log."""
 
     @classmethod
