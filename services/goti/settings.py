@@ -18,6 +18,8 @@ from typing import Any, Final, Literal, TypeVar, cast
 
 T = TypeVar("T")
 
+IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
 ServiceName = Literal["tables", "referee", "ai"]
 SERVICE_NAMES: Final[tuple[ServiceName, ...]] = ("tables", "referee", "ai")
 
@@ -155,6 +157,23 @@ def _origins(text: str) -> tuple[str, ...]:
     if not all(origin == "*" or _ORIGIN.match(origin) for origin in origins):
         raise _ParseError("web origins such as https://app.example, comma-separated, or *")
     return origins
+
+
+def _networks(text: str) -> tuple[IpNetwork, ...]:
+    """IP addresses and networks, comma-separated (``10.0.0.0/8, 172.30.51.10``)."""
+    networks = []
+    for part in text.split(","):
+        entry = part.strip()
+        if not entry:
+            continue
+        bare = entry[1:-1] if entry.startswith("[") and entry.endswith("]") else entry
+        try:
+            networks.append(ipaddress.ip_network(bare, strict=False))
+        except ValueError:
+            raise _ParseError(
+                "IP addresses or networks such as 10.0.0.0/8, comma-separated"
+            ) from None
+    return tuple(networks)
 
 
 def _log_level(text: str) -> str:
@@ -398,6 +417,21 @@ class Settings:
         20,
         "Guest players one client address may create in a minute (0: no limit)",
         _count,
+    )
+    idle_guest_days: int = _env(
+        "GOTI_IDLE_GUEST_DAYS",
+        180,
+        "Days a guest player nobody uses is kept, with its streaks; then its token stops "
+        "working (0: forever)",
+        _count,
+    )
+    trusted_proxies: tuple[IpNetwork, ...] = _env(
+        "GOTI_TRUSTED_PROXIES",
+        (),
+        "Proxies (IP addresses or networks, comma-separated) whose X-Forwarded-For names the "
+        "client, for the guest rate limit; unset: the direct peer is the client",
+        _networks,
+        shown_default="",
     )
 
     def __post_init__(self) -> None:

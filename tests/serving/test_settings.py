@@ -4,6 +4,7 @@ documentation generated from the same declarations."""
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,16 @@ SAMPLES: dict[str, tuple[str, str, object]] = {
     "GOTI_JOINS_PER_MINUTE": ("0", "joins_per_minute", 0),
     "GOTI_TABLES_PER_MINUTE": ("100", "tables_per_minute", 100),
     "GOTI_GUESTS_PER_MINUTE": ("5", "guests_per_minute", 5),
+    "GOTI_IDLE_GUEST_DAYS": ("0", "idle_guest_days", 0),
+    "GOTI_TRUSTED_PROXIES": (
+        "10.0.0.0/8, 172.30.51.10 ,[fd00::1]",
+        "trusted_proxies",
+        (
+            ipaddress.ip_network("10.0.0.0/8"),
+            ipaddress.ip_network("172.30.51.10/32"),
+            ipaddress.ip_network("fd00::1/128"),
+        ),
+    ),
 }
 
 
@@ -138,6 +149,13 @@ def test_documented_defaults_read_back_as_the_defaults() -> None:
             "GOTI_WEB_ALLOWED_ORIGINS must be web origins",
         ),
         ("GOTI_FINISHED_TABLE_SECONDS", "0", "GOTI_FINISHED_TABLE_SECONDS must be a whole number"),
+        ("GOTI_IDLE_GUEST_DAYS", "-1", "GOTI_IDLE_GUEST_DAYS must be a whole number, 0 or more"),
+        (
+            "GOTI_TRUSTED_PROXIES",
+            "gateway",
+            "GOTI_TRUSTED_PROXIES must be IP addresses or networks",
+        ),
+        ("GOTI_TRUSTED_PROXIES", "10.0.0.0/33", "GOTI_TRUSTED_PROXIES must be IP addresses"),
     ],
 )
 def test_a_bad_value_is_an_error_naming_the_variable(name: str, text: str, message: str) -> None:

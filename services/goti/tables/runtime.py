@@ -26,7 +26,7 @@ from goti.tables.dealer import Dealer
 from goti.tables.fanout import Fanout
 from goti.tables.options import TablesOptions
 from goti.tables.peers import ComputerPlayer, Referee
-from goti.tables.players import Players
+from goti.tables.players import GuestPolicy, Players
 from goti.tables.servicer import PlayersServicer, TablesServicer, bind_services
 from goti.tables.store import TableStore
 from goti.tables.timers import TimerWorker
@@ -102,7 +102,13 @@ class TablesRuntime:
         referee_channel = serving.open_channel(settings.target("referee"), settings)
         ai_channel = serving.open_channel(settings.target("ai"), settings)
         try:
-            runtime = cls.assemble(redis, referee_channel, ai_channel, options)
+            runtime = cls.assemble(
+                redis,
+                referee_channel,
+                ai_channel,
+                options,
+                guests=GuestPolicy.from_settings(settings),
+            )
             runtime.start()
             try:
                 yield runtime
@@ -121,8 +127,11 @@ class TablesRuntime:
         referee_channel: grpc.aio.Channel,
         ai_channel: grpc.aio.Channel,
         options: TablesOptions,
+        *,
+        guests: GuestPolicy | None = None,
     ) -> TablesRuntime:
-        """Wire the parts over open connections (nothing starts yet)."""
+        """Wire the parts over open connections (nothing starts yet); ``guests`` default to
+        Goti's default policy."""
         store = TableStore(redis, log_limit=options.log_limit)
         referee = Referee(referee_channel, deadline_seconds=options.referee_deadline_seconds)
         computer = ComputerPlayer(
@@ -134,7 +143,7 @@ class TablesRuntime:
                 ai_pb2.LEVEL_QUICK: options.quick_move_deadline_seconds,
             },
         )
-        players = Players(store, guests_per_minute=options.guests_per_minute)
+        players = Players(store, guests_per_minute=options.guests_per_minute, policy=guests)
         dealer = Dealer(store, referee, computer, players, options)
         fanout = Fanout(store, queue_size=options.watcher_queue_size)
         watching = Watching(

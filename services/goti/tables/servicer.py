@@ -28,7 +28,7 @@ from goti.api.v1 import (
 )
 from goti.tables import validation
 from goti.tables.dealer import Dealer
-from goti.tables.players import Players, client_address
+from goti.tables.players import Players
 from goti.tables.refusals import CallRefusedError
 from goti.tables.store import StoreUnavailableError
 from goti.tables.watching import ShuttingDownError, Watching
@@ -291,7 +291,8 @@ class PlayersServicer:
             name = request.display_name
             if name:
                 name = validation.display_name(name)
-            player, token = await self._players.create_guest(name, client_address(context.peer()))
+            address = self._players.client_address(context.peer(), _metadata(context))
+            player, token = await self._players.create_guest(name, address)
             return players_pb2.CreateGuestResponse(player=player, player_token=token)
 
         return await _answer(context, work())

@@ -2,11 +2,12 @@
 gRPC server calls, given each browser call as a gRPC-style call context.
 
 The servicers read three things from their context: the call's metadata (the
-``authorization`` header), the caller's address (for the guest rate limit), and ``abort``,
-which ends a call with a Goti status.  :class:`BrowserCallContext` answers those from a
-Connect request, and turns an abort into a :class:`~connectrpc.errors.ConnectError` carrying
-the same ``google.rpc.ErrorInfo`` a gRPC client gets in ``grpc-status-details-bin``: Connect
-clients find it in the error's details, gRPC-Web clients in the same trailer.
+``authorization`` and ``x-forwarded-for`` headers), the peer's address (with the forwarded
+one, for the guest rate limit), and ``abort``, which ends a call with a Goti status.
+:class:`BrowserCallContext` answers those from a Connect request, and turns an abort into a
+:class:`~connectrpc.errors.ConnectError` carrying the same ``google.rpc.ErrorInfo`` a gRPC
+client gets in ``grpc-status-details-bin``: Connect clients find it in the error's details,
+gRPC-Web clients in the same trailer.
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ class BrowserCallContext:
         return tuple((key.lower(), value) for key, value in self._call.request_headers.allitems())
 
     def peer(self) -> str:
-        """The caller's address, as gRPC writes it (``ipv4:203.0.113.5:51234``)."""
+        """The direct peer's address, as gRPC writes it (``ipv4:203.0.113.5:51234``): behind a
+        proxy, the proxy's."""
         return _peer(self._call.client_address)
 
     async def abort(

@@ -91,6 +91,9 @@ class WebServer:
             log_config=None,
             access_log=False,
             server_header=False,
+            # GOTI_TRUSTED_PROXIES alone decides whose X-Forwarded-For is believed, for gRPC
+            # and the web port alike; uvicorn would otherwise believe any local peer's.
+            proxy_headers=False,
             timeout_keep_alive=KEEP_ALIVE_SECONDS,
             timeout_graceful_shutdown=max(1, math.ceil(grace_seconds)),
         )
