@@ -6,6 +6,7 @@ file against the Compose specification (``make lint``), and here against ``goti`
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import shlex
 from pathlib import Path
@@ -89,6 +90,24 @@ def test_the_client_port_is_published_once_and_reaches_the_tables_replicas() -> 
     assert re.search(rf"server tables:{tables.web_port}\b", nginx)
     assert "grpc_pass grpc://tables;" in nginx
     assert "proxy_pass http://tables_web;" in nginx
+
+
+def test_the_tables_trust_the_gateway_alone_to_name_the_client() -> None:
+    """Behind the gateway every call comes from it: the guest rate limit counts per client
+    only if the gateway forwards the client's address and the tables believe no one else."""
+    tables = Settings.from_env(
+        {k: str(v) for k, v in GOTI_SERVICES["tables"]["environment"].items()}
+    )
+    gateway = ipaddress.ip_address(SERVICES["gateway"]["networks"]["default"]["ipv4_address"])
+    assert tables.trusted_proxies == (ipaddress.ip_network(gateway),)
+    network = COMPOSE["networks"]["default"]["ipam"]["config"][0]
+    assert gateway in ipaddress.ip_network(network["subnet"])
+    assert gateway not in ipaddress.ip_network(network["ip_range"]), "others may draw it"
+    nginx = (ROOT / "deploy" / "nginx.conf").read_text()
+    servers = nginx.split("server {")[1:]
+    assert len(servers) == 2
+    for server, directive in zip(servers, ("grpc_set_header", "proxy_set_header"), strict=True):
+        assert f"{directive} X-Forwarded-For $proxy_add_x_forwarded_for;" in server
 
 
 def test_every_service_has_resource_limits() -> None:
