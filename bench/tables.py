@@ -54,7 +54,7 @@ from goti.api.v1 import (
     tables_pb2,
     tables_pb2_grpc,
 )
-from goti.healthcheck import wait_until_serving
+from goti.healthcheck import HealthCheckRequest, health_check_call, wait_until_serving
 from goti.redis_server import RedisServer, free_port
 
 RESULTS: Final = Path(__file__).parent / "results" / "tables.json"
@@ -637,25 +637,46 @@ async def run_phase(
     }
 
 
-async def _timed(call: Callable[[], Awaitable[object]], rounds: int) -> dict[str, float]:
+async def _timed(
+    call: Callable[[], Awaitable[object]], rounds: int, pause: float = 0.0
+) -> dict[str, float]:
     times = []
     for _ in range(rounds):
+        if pause:
+            await asyncio.sleep(pause)
         started = time.perf_counter()
         await call()
         times.append(time.perf_counter() - started)
     return {"p50": _ms(_percentile(times, 0.5)), "p99": _ms(_percentile(times, 0.99))}
 
 
-async def anatomy(backend: Backend, bots: Bots, *, rounds: int, watchers: int) -> dict[str, Any]:
+async def anatomy(
+    backend: Backend, bots: Bots, *, rounds: int, watchers: int, idle_pause: float
+) -> dict[str, Any]:
     """Where an unloaded move's time goes: each hop of its path timed on its own, one call
-    at a time, then whole moves one at a time on one table."""
+    at a time, back to back and after ``idle_pause`` seconds of quiet (as in the open loop,
+    where every process sleeps between moves), then whole moves one at a time on one
+    table."""
     assert backend.redis is not None
-    figures: dict[str, Any] = {}
+    figures: dict[str, Any] = {"idle_pause_seconds": idle_pause}
+    idle_rounds = max(1, min(rounds, round(6 / idle_pause))) if idle_pause else 0
     redis = Redis.from_url(backend.redis.url)
     try:
         figures["redis_ping_ms"] = await _timed(redis.ping, rounds)
+        if idle_rounds:
+            figures["redis_ping_after_idle_ms"] = await _timed(redis.ping, idle_rounds, idle_pause)
     finally:
         await redis.aclose()
+    async with grpc.aio.insecure_channel(backend.tables_target) as channel:
+        health_check = health_check_call(channel)
+        empty = HealthCheckRequest()
+        figures["tables_health_check_ms"] = await _timed(
+            lambda: health_check(empty, timeout=CALL_TIMEOUT), rounds
+        )
+        if idle_rounds:
+            figures["tables_health_check_after_idle_ms"] = await _timed(
+                lambda: health_check(empty, timeout=CALL_TIMEOUT), idle_rounds, idle_pause
+            )
     async with grpc.aio.insecure_channel(backend.referee_target) as channel:
         referee = referee_pb2_grpc.RefereeServiceStub(channel)
         started = await referee.StartGame(
@@ -665,6 +686,10 @@ async def anatomy(backend: Backend, bots: Bots, *, rounds: int, watchers: int) -
         figures["referee_apply_ms"] = await _timed(
             lambda: referee.Apply(apply, timeout=CALL_TIMEOUT), rounds
         )
+        if idle_rounds:
+            figures["referee_apply_after_idle_ms"] = await _timed(
+                lambda: referee.Apply(apply, timeout=CALL_TIMEOUT), idle_rounds, idle_pause
+            )
     async with _tables(bots, 1, watchers) as (tables, recorder):
         table = tables[0]
         assert table.game is not None
@@ -754,7 +779,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             bots = Bots(backend.tables_target, args.channels)
             try:
                 results["unloaded_move_anatomy"] = await anatomy(
-                    backend, bots, rounds=args.anatomy_rounds, watchers=args.watchers
+                    backend,
+                    bots,
+                    rounds=args.anatomy_rounds,
+                    watchers=args.watchers,
+                    idle_pause=args.anatomy_idle_pause,
                 )
                 print(f"one move at a time: {results['unloaded_move_anatomy']}", flush=True)
                 largest = max(args.tables, default=0)
@@ -876,6 +905,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument(
         "--anatomy-rounds", type=int, default=200, help="calls timed per hop, unloaded (200)"
+    )
+    parser.add_argument(
+        "--anatomy-idle-pause",
+        type=float,
+        default=0.3,
+        help="seconds of quiet before each call timed after idling (0.3; 0: none)",
     )
     parser.add_argument("--watchers", type=int, default=2, help="watchers per table (2)")
     parser.add_argument(

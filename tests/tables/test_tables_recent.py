@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 from redis.asyncio import Redis
 
 from goti.api.v1 import game_pb2, tables_pb2
@@ -13,7 +14,15 @@ from goti.tables import keys
 from goti.tables.recent import RecentTables
 
 from .conftest import StartReplica, TablesReplica
-from .table_calls import Guest, first_legal, new_guest, new_request_id, refusal
+from .table_calls import (
+    Guest,
+    eventually,
+    first_legal,
+    new_guest,
+    new_request_id,
+    refusal,
+    watching,
+)
 
 
 class _Copy:
@@ -139,3 +148,26 @@ async def test_a_retry_on_a_replica_holding_the_old_copy_is_not_applied_again(
     assert stored.table.seq == answered.events[-1].seq
     assert len(stored.table.game.moves) == 2
     assert stored.table.game.turn.side == game_pb2.COLOR_BLACK
+
+
+async def test_the_computers_reply_starts_from_the_players_move_without_a_read(
+    channel: grpc.aio.Channel, redis: Redis
+) -> None:
+    ann = await new_guest(channel, "Ann")
+    created = await ann.create(
+        opponent=tables_pb2.OPPONENT_COMPUTER_EASY,
+        starting_player=tables_pb2.STARTING_PLAYER_PLAYER_1,
+    )
+    table = created.table
+    async with watching(channel, table.table_id, after_seq=table.seq) as watch:
+        await eventually(lambda: bool(watch.messages))  # the snapshot has been read
+        reads_before = await _table_reads(redis)
+        played = await ann.play(table.table_id, first_legal(table.game.turn), table.seq)
+        await watch.until_seq(played.events[-1].seq + 1, timeout=60)
+        assert await _table_reads(redis) == reads_before
+    reply = watch.events[-1].move_played
+    assert reply.source == tables_pb2.MOVE_SOURCE_COMPUTER
+    assert reply.next.side == game_pb2.COLOR_BLACK
+    stored = await ann.get(table.table_id)
+    assert stored.table.seq == played.events[-1].seq + 1
+    assert len(stored.table.game.moves) == 2

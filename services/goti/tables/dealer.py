@@ -384,8 +384,9 @@ class Dealer:
             except TableExistsError:
                 continue
             loaded = LoadedTable(table_id, 0, record, state)
+            self._recent.remember(table_id, loaded)
             if timer_due is not None and seating.computer_color(record) is not None:
-                self._in_background(self.handle_due(table_id, timer_due))
+                self._in_background(self.handle_due(table_id, timer_due, committed=loaded))
             return loaded
         raise CallRefusedError.unavailable("could not draw a free table code; retry")
 
@@ -772,13 +773,12 @@ class Dealer:
         )
         if committed.duplicate:
             return committed
-        self._recent.remember(
-            loaded.table_id, LoadedTable(loaded.table_id, committed.last_seq, updated, state)
-        )
+        now_loaded = LoadedTable(loaded.table_id, committed.last_seq, updated, state)
+        self._recent.remember(loaded.table_id, now_loaded)
         if over and seating.computer_color(updated) is not None and view is not None:
             await self._count_result(loaded.table_id, updated, view.outcome, due)
         elif timer is TimerUpdate.SET and seating.computer_color(updated) == to_move:
-            self._in_background(self.handle_due(loaded.table_id, due))
+            self._in_background(self.handle_due(loaded.table_id, due, committed=now_loaded))
         return committed
 
     def _timer_after(
@@ -841,13 +841,17 @@ class Dealer:
         stay for another replica."""
         await cancel_and_wait(list(self._background))
 
-    async def handle_due(self, table_id: str, lease_until_ms: int) -> None:
+    async def handle_due(
+        self, table_id: str, lease_until_ms: int, *, committed: LoadedTable | None = None
+    ) -> None:
         """Do what a table's due timer entry is for, under the lease this replica holds.
 
-        Failures leave the entry to be claimed again when the lease ends.
+        ``committed`` is the table as this replica has just committed it, when it starts the
+        computer's turn itself, so that the turn needs no read.  Failures leave the entry to
+        be claimed again when the lease ends.
         """
         try:
-            await self._handle_due(table_id, lease_until_ms)
+            await self._handle_due(table_id, lease_until_ms, committed)
         except asyncio.CancelledError:
             raise
         except (
@@ -871,9 +875,11 @@ class Dealer:
         except Exception:
             log.warning("could not release the timer of table %s", table_id, exc_info=True)
 
-    async def _handle_due(self, table_id: str, lease_until_ms: int) -> None:
+    async def _handle_due(
+        self, table_id: str, lease_until_ms: int, committed: LoadedTable | None
+    ) -> None:
         try:
-            loaded = LoadedTable.of(table_id, await self._store.load(table_id))
+            loaded = committed or LoadedTable.of(table_id, await self._store.load(table_id))
         except TableNotFoundError:
             await self._store.release(table_id, lease_until_ms)
             return
