@@ -7,23 +7,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from in_process_backend import NO_RATE_LIMITS, SETTINGS, TablesWiring, referee_server
 from redis.asyncio import Redis
 
 import goti_client
 from goti import serving
-from goti.ai.servicer import bind as bind_ai_service
-from goti.ai.servicer import search_pool
 from goti.redis_server import free_port
-from goti.referee.servicer import bind as bind_referee
 from goti.settings import Settings
 from goti.tables.options import TablesOptions
-from goti.tables.runtime import TablesRuntime, open_redis
+from goti.tables.runtime import TablesRuntime
 
 CALL_TIMEOUT = 30.0
 """Seconds per unary call: generous, for a busy machine."""
@@ -35,27 +32,19 @@ QUICK_RECONNECTS = goti_client.Backoff(initial=0.05, maximum=0.5)
 
 @pytest.fixture
 def settings() -> Settings:
-    return Settings(host="127.0.0.1", grace_seconds=1)
+    return SETTINGS
 
 
 @pytest.fixture
 def options() -> TablesOptions:
     """Quick heartbeats, no rate limits (every test makes its guests from one address)."""
-    return TablesOptions(
-        heartbeat_seconds=1.0,
-        joins_per_minute=0,
-        tables_per_minute=0,
-        guests_per_minute=0,
-    )
+    return replace(NO_RATE_LIMITS, heartbeat_seconds=1.0)
 
 
 @pytest_asyncio.fixture
 async def referee_target(settings: Settings) -> AsyncIterator[str]:
-    running = await serving.start_server("referee", bind_referee, settings, port=0)
-    try:
-        yield running.target
-    finally:
-        await running.stop(None)
+    async with referee_server(settings) as target:
+        yield target
 
 
 @pytest_asyncio.fixture
@@ -63,22 +52,6 @@ async def ai_target() -> AsyncIterator[str]:
     """Where the tables service finds the computer player: by default a port nobody answers
     on (people's tables never ask it); tests of computer tables start the real one."""
     yield f"127.0.0.1:{free_port()}"
-
-
-@contextlib.asynccontextmanager
-async def computer_player(settings: Settings) -> AsyncIterator[str]:
-    """The real AI service with one search process; yields its address."""
-    pool = search_pool(1)
-    try:
-        running = await serving.start_server(
-            "ai", partial(bind_ai_service, pool=pool, workers=1), settings, port=0
-        )
-        try:
-            yield running.target
-        finally:
-            await running.stop(None)
-    finally:
-        pool.shutdown(cancel_futures=True)
 
 
 @dataclass
@@ -128,20 +101,8 @@ async def start_replica(
     async def start(*, port: int = 0) -> Replica:
         stack = contextlib.AsyncExitStack()
         try:
-            client = open_redis(redis_url)
-            stack.push_async_callback(client.connection_pool.disconnect)
-            stack.push_async_callback(client.aclose)
-            referee_channel = serving.open_channel(referee_target, settings)
-            ai_channel = serving.open_channel(ai_target, settings)
-            stack.push_async_callback(referee_channel.close)
-            stack.push_async_callback(ai_channel.close)
-            runtime = TablesRuntime.assemble(client, referee_channel, ai_channel, options)
-            runtime.start()
-            stack.push_async_callback(runtime.close)
-            server = await serving.start_server(
-                "tables", runtime.bind, settings, port=port, drain=runtime.drain
-            )
-            stack.push_async_callback(server.stop, 0)
+            wiring = TablesWiring(settings, options, redis_url, referee_target, ai_target)
+            server, runtime = await wiring.start(stack, port=port)
         except BaseException:
             await stack.aclose()
             raise

@@ -8,6 +8,7 @@ import random
 from collections.abc import AsyncIterator
 
 import pytest_asyncio
+from in_process_backend import computer_player
 
 from goti.rules import Color, Termination
 from goti.settings import Settings
@@ -28,7 +29,7 @@ from goti_client import (
     TableWatch,
 )
 
-from .conftest import Clients, computer_player
+from .conftest import Clients
 
 WAIT_SECONDS = 60.0
 

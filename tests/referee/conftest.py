@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 import pytest_asyncio
+from in_process_backend import running_server
 
 from goti import serving
 from goti.api.v1 import referee_pb2_grpc
@@ -21,11 +22,8 @@ def settings() -> Settings:
 
 @pytest_asyncio.fixture
 async def server(settings: Settings) -> AsyncIterator[serving.RunningServer]:
-    running = await serving.start_server("referee", bind, settings, port=0)
-    try:
+    async with running_server("referee", bind, settings) as running:
         yield running
-    finally:
-        await running.stop(None)
 
 
 @pytest_asyncio.fixture

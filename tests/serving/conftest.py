@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 import pytest_asyncio
+from in_process_backend import running_server
 
 from goti import serving
 from goti.settings import Settings
@@ -31,13 +32,8 @@ def echo_service() -> EchoService:
 async def server(
     settings: Settings, echo_service: EchoService
 ) -> AsyncIterator[serving.RunningServer]:
-    running = await serving.start_server(
-        "echo", echo_service.bind, settings, port=0, metrics_port=0
-    )
-    try:
+    async with running_server("echo", echo_service.bind, settings, metrics_port=0) as running:
         yield running
-    finally:
-        await running.stop(None)
 
 
 @pytest_asyncio.fixture

@@ -8,17 +8,18 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from in_process_backend import search_processes
 from redis.asyncio import Redis
 
 from goti_client.terminal.player_files import PlayerFiles
 
-from .running_backend import Backend, one_search_process, running_backend
+from .running_backend import Backend, running_backend
 
 
 @pytest.fixture(scope="session")
 def ai_pool() -> Iterator[Executor]:
     """The computer player's search process, started once for every test."""
-    with one_search_process() as pool:
+    with search_processes(1) as pool:
         yield pool
 
 

@@ -10,26 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import json
 import os
 import shutil
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
+from in_process_backend import NO_RATE_LIMITS, SETTINGS, search_processes, start_peers
 from redis.asyncio import Redis
 
-from goti import serving
 from goti.redis_server import free_port
-from goti.referee.servicer import bind as bind_referee
-from goti.settings import Settings
-from goti.tables.options import TablesOptions
-from goti.tables.runtime import TablesRuntime, open_redis
+from goti.tables.runtime import TablesRuntime
 from goti.web.server import WebServer, start_web_server
 
 REPOSITORY = Path(__file__).parents[2]
@@ -78,56 +73,23 @@ class WebBackend:
     results: list[dict[str, Any]] = field(default_factory=list)
 
 
-@contextlib.asynccontextmanager
-async def _computer_player(settings: Settings) -> AsyncIterator[str]:
-    servicer = importlib.import_module("goti.ai.servicer")
-    pool = servicer.search_pool(1)
-    try:
-        running = await serving.start_server(
-            "ai", partial(servicer.bind, pool=pool, workers=1), settings, port=0
-        )
-        try:
-            yield running.target
-        finally:
-            await running.stop(None)
-    finally:
-        pool.shutdown(cancel_futures=True)
-
-
 @pytest_asyncio.fixture
 async def web_backend(redis_url: str, redis: Redis, tmp_path: Path) -> AsyncIterator[WebBackend]:
-    settings = Settings(host="127.0.0.1", grace_seconds=1)
     web_port = free_port()
     url = f"http://127.0.0.1:{web_port}/"
-    options = TablesOptions(
+    options = replace(
+        NO_RATE_LIMITS,
         join_base_url=f"{url}join/",
         timer_poll_seconds=0.05,
         heartbeat_seconds=2.0,
-        joins_per_minute=0,
-        tables_per_minute=0,
-        guests_per_minute=0,
     )
     screenshots = Path(os.environ.get(SCREENSHOTS) or tmp_path / "screenshots")
     async with contextlib.AsyncExitStack() as stack:
-        referee = await serving.start_server("referee", bind_referee, settings, port=0)
-        stack.push_async_callback(referee.stop, None)
-        ai_target = await stack.enter_async_context(_computer_player(settings))
-        client = open_redis(redis_url)
-        stack.push_async_callback(client.connection_pool.disconnect)
-        stack.push_async_callback(client.aclose)
-        referee_channel = serving.open_channel(referee.target, settings)
-        ai_channel = serving.open_channel(ai_target, settings)
-        stack.push_async_callback(referee_channel.close)
-        stack.push_async_callback(ai_channel.close)
-        runtime = TablesRuntime.assemble(client, referee_channel, ai_channel, options)
-        runtime.start()
-        stack.push_async_callback(runtime.close)
-        tables = await serving.start_server(
-            "tables", runtime.bind, settings, port=0, drain=runtime.drain
-        )
-        stack.push_async_callback(tables.stop, 0)
+        ai_pool = stack.enter_context(search_processes(1))
+        wiring = await start_peers(stack, options, redis_url, ai_pool)
+        tables, runtime = await wiring.start(stack)
         web = await start_web_server(
-            runtime.tables_servicer, runtime.players_servicer, settings, port=web_port
+            runtime.tables_servicer, runtime.players_servicer, SETTINGS, port=web_port
         )
         stack.push_async_callback(web.stop)
         yield WebBackend(url, tables.target, runtime, web, screenshots)
