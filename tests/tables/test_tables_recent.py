@@ -3,8 +3,10 @@ from Redis; a copy another replica has overtaken never decides a command."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
 from redis.asyncio import Redis
@@ -52,9 +54,42 @@ def test_a_replica_told_to_keep_nothing_keeps_nothing() -> None:
     assert recent.at("a", 1) is None
 
 
-async def _table_reads(redis: Redis) -> int:
-    stats: dict[str, Any] = await redis.info("commandstats")
-    return int(stats.get("cmdstat_hgetall", {}).get("calls", 0))
+class _TableReads:
+    """Every HGETALL of one table's state that reaches Redis while watched (by MONITOR, so
+    what other tests' leftover work reads elsewhere does not count)."""
+
+    def __init__(self, table_id: str) -> None:
+        self.key = keys.table_state(table_id)
+        self.commands: list[str] = []
+
+    @property
+    def count(self) -> int:
+        return sum(
+            command.upper().startswith("HGETALL") and self.key in command
+            for command in self.commands
+        )
+
+
+@contextlib.asynccontextmanager
+async def _reads_of(redis: Redis, table_id: str) -> AsyncIterator[_TableReads]:
+    reads = _TableReads(table_id)
+    marker = f"end-of-watch-{new_request_id()}"
+    async with redis.monitor() as monitor:
+
+        async def listen() -> None:
+            async for command in monitor.listen():
+                reads.commands.append(command["command"])
+
+        listener = asyncio.ensure_future(listen())
+        try:
+            yield reads
+            # Commands reach MONITOR in order: once the marker is seen, so is all before it.
+            await redis.echo(marker)
+            await eventually(lambda: any(marker in command for command in reads.commands))
+        finally:
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listener
 
 
 @dataclass
@@ -92,9 +127,9 @@ async def test_a_players_next_move_on_the_same_replica_reads_nothing(
 ) -> None:
     game = await _opened_on_two_replicas(start_replica)
     table_id = game.table.table_id
-    reads_before = await _table_reads(redis)
-    answered = await game.bob.play(table_id, first_legal(game.white_turn), game.seq)
-    assert await _table_reads(redis) == reads_before
+    async with _reads_of(redis, table_id) as reads:
+        answered = await game.bob.play(table_id, first_legal(game.white_turn), game.seq)
+    assert reads.count == 0
     assert answered.events[-1].seq == game.seq + 1
     stored = await game.bob.get(table_id)
     assert stored.table.seq == game.seq + 1
@@ -161,10 +196,10 @@ async def test_the_computers_reply_starts_from_the_players_move_without_a_read(
     table = created.table
     async with watching(channel, table.table_id, after_seq=table.seq) as watch:
         await eventually(lambda: bool(watch.messages))  # the snapshot has been read
-        reads_before = await _table_reads(redis)
-        played = await ann.play(table.table_id, first_legal(table.game.turn), table.seq)
-        await watch.until_seq(played.events[-1].seq + 1, timeout=60)
-        assert await _table_reads(redis) == reads_before
+        async with _reads_of(redis, table.table_id) as reads:
+            played = await ann.play(table.table_id, first_legal(table.game.turn), table.seq)
+            await watch.until_seq(played.events[-1].seq + 1, timeout=60)
+        assert reads.count == 0
     reply = watch.events[-1].move_played
     assert reply.source == tables_pb2.MOVE_SOURCE_COMPUTER
     assert reply.next.side == game_pb2.COLOR_BLACK
