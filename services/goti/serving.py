@@ -10,8 +10,10 @@ adds the standard health service (``grpc.health.v1.Health``, one status per serv
 server reflection (so ``grpcurl`` works), applies the keepalive, message-size and queueing
 options from :class:`~goti.settings.Settings`, counts and times every call for Prometheus,
 writes structured logs, and stops gracefully on SIGTERM or SIGINT: health goes NOT_SERVING
-first, then calls in flight get ``GOTI_GRACE_SECONDS`` to finish. A second signal stops at
-once.
+first, new calls are still served for a moment (:data:`SHUTDOWN_PAUSE_SECONDS`) while load
+balancers move away, then refused with UNAVAILABLE, which clients retry elsewhere, while
+calls in flight finish; all within ``GOTI_GRACE_SECONDS`` of the signal, after which what
+still runs is cancelled. A second signal stops at once.
 
 Tests use :func:`start_server` on port 0 and :meth:`RunningServer.stop`; clients (the tables
 service dialling the referee and the AI, the SDK, the benchmarks) use :func:`open_channel`,
@@ -20,6 +22,7 @@ whose options match the server's so neither side is surprised by the other's pin
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import datetime
@@ -405,13 +408,51 @@ def _observe_stream(
     return observed
 
 
-class RpcMetricsInterceptor(grpc.aio.ServerInterceptor):
-    """Counts and times every call the server handles, streaming ones included."""
+_CallBehavior: TypeAlias = Callable[..., Awaitable[Any]]
+_StreamBehavior: TypeAlias = Callable[..., AsyncGenerator[Any, None]]
 
-    def __init__(self, metrics: RpcMetrics) -> None:
-        self._metrics = metrics
-        # method -> (the service's handler, the observed one), so each call reuses the wrapper.
-        self._observed: dict[str, tuple[Any, grpc.RpcMethodHandler[Any, Any]]] = {}
+
+def _rewrapped(
+    handler: grpc.RpcMethodHandler[Any, Any],
+    wrap_call: Callable[[_CallBehavior], _CallBehavior],
+    wrap_stream: Callable[[_StreamBehavior], _StreamBehavior],
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """``handler`` with its behaviour wrapped: ``wrap_call`` for a coroutine, ``wrap_stream``
+    for an async generator."""
+    kind = (handler.request_streaming, handler.response_streaming)
+    behavior: Any
+    make_handler: Callable[..., grpc.RpcMethodHandler[Any, Any]]
+    if kind == (False, False):
+        behavior, make_handler = handler.unary_unary, grpc.unary_unary_rpc_method_handler
+    elif kind == (False, True):
+        behavior, make_handler = handler.unary_stream, grpc.unary_stream_rpc_method_handler
+    elif kind == (True, False):
+        behavior, make_handler = handler.stream_unary, grpc.stream_unary_rpc_method_handler
+    else:
+        behavior, make_handler = handler.stream_stream, grpc.stream_stream_rpc_method_handler
+    wrapped: Callable[..., Any]
+    if inspect.isasyncgenfunction(behavior):
+        wrapped = wrap_stream(behavior)
+    elif inspect.iscoroutinefunction(behavior):
+        wrapped = wrap_call(behavior)
+    else:
+        # Plain functions would run on a thread pool, which Goti's servers do not have.
+        return handler
+    return make_handler(
+        wrapped,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+class _MethodWrappingInterceptor(grpc.aio.ServerInterceptor):
+    """Wraps each method's handler once; every later call of the method reuses the wrapper."""
+
+    def __init__(self) -> None:
+        # method -> (the handler it was given, the wrapped one).
+        self._wrapped: dict[
+            str, tuple[grpc.RpcMethodHandler[Any, Any], grpc.RpcMethodHandler[Any, Any]]
+        ] = {}
 
     async def intercept_service(
         self,
@@ -424,42 +465,106 @@ class RpcMetricsInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return None
         method = handler_call_details.method
-        cached = self._observed.get(method)
+        cached = self._wrapped.get(method)
         if cached is not None and cached[0] is handler:
             return cached[1]
-        observed = self._observe(method, handler)
-        self._observed[method] = (handler, observed)
-        return observed
+        wrapped = self._wrap(method, handler)
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
 
-    def _observe(
+    @abc.abstractmethod
+    def _wrap(
         self, method: str, handler: grpc.RpcMethodHandler[Any, Any]
     ) -> grpc.RpcMethodHandler[Any, Any]:
-        service, _, name = method.lstrip("/").rpartition("/")
+        """The handler every call of ``method`` gets in place of ``handler``."""
+
+
+def _service_of(method: str) -> str:
+    """``goti.api.v1.RefereeService`` of ``/goti.api.v1.RefereeService/Apply``."""
+    return method.lstrip("/").rpartition("/")[0]
+
+
+class RpcMetricsInterceptor(_MethodWrappingInterceptor):
+    """Counts and times every call the server handles, streaming ones included."""
+
+    def __init__(self, metrics: RpcMetrics) -> None:
+        super().__init__()
+        self._metrics = metrics
+
+    def _wrap(
+        self, method: str, handler: grpc.RpcMethodHandler[Any, Any]
+    ) -> grpc.RpcMethodHandler[Any, Any]:
         kind = (handler.request_streaming, handler.response_streaming)
-        observer = _CallObserver(self._metrics, (_RPC_TYPES[kind], service, name))
-        behavior: Any
-        observed: Callable[..., Any]
-        make_handler: Callable[..., grpc.RpcMethodHandler[Any, Any]]
-        if kind == (False, False):
-            behavior, make_handler = handler.unary_unary, grpc.unary_unary_rpc_method_handler
-        elif kind == (False, True):
-            behavior, make_handler = handler.unary_stream, grpc.unary_stream_rpc_method_handler
-        elif kind == (True, False):
-            behavior, make_handler = handler.stream_unary, grpc.stream_unary_rpc_method_handler
-        else:
-            behavior, make_handler = handler.stream_stream, grpc.stream_stream_rpc_method_handler
-        if inspect.isasyncgenfunction(behavior):
-            observed = _observe_stream(behavior, observer)
-        elif inspect.iscoroutinefunction(behavior):
-            observed = _observe_call(behavior, observer)
-        else:
-            # Plain functions would run on a thread pool, which Goti's servers do not have.
-            return handler
-        return make_handler(
-            observed,
-            request_deserializer=handler.request_deserializer,
-            response_serializer=handler.response_serializer,
+        labels = (_RPC_TYPES[kind], _service_of(method), method.rpartition("/")[2])
+        observer = _CallObserver(self._metrics, labels)
+        return _rewrapped(
+            handler,
+            lambda behavior: _observe_call(behavior, observer),
+            lambda behavior: _observe_stream(behavior, observer),
         )
+
+
+class _ShutdownGate(_MethodWrappingInterceptor):
+    """Lets calls in until the server begins to stop, then answers new ones UNAVAILABLE at
+    once: a code clients retry (Goti's channels, on another replica), where a call still
+    queued when gRPC itself stops would end CANCELLED. Counts the calls it let in, so that
+    gRPC is stopped only once they are done.
+
+    Health and reflection are never refused nor waited for: whoever asks for health during
+    the stop must hear NOT_SERVING, and a health watch lasts until the server is gone.
+    """
+
+    UNGUARDED: Final = frozenset({HEALTH_SERVICE, REFLECTION_SERVICE})
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self._name = name
+        self.closed = False
+        self.in_flight = 0
+        """Calls let in and not yet done."""
+        self.arrivals = 0
+        """Calls that reached the gate, let in or refused; changes while calls still come."""
+
+    def _wrap(
+        self, method: str, handler: grpc.RpcMethodHandler[Any, Any]
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        if _service_of(method) in self.UNGUARDED:
+            return handler
+        return _rewrapped(handler, self._guard_call, self._guard_stream)
+
+    async def _enter(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        self.arrivals += 1
+        if self.closed:
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE,
+                f"the {self._name} server is shutting down: try again (another replica will "
+                "answer)",
+            )
+        self.in_flight += 1
+
+    def _guard_call(self, behavior: _CallBehavior) -> _CallBehavior:
+        async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            await self._enter(context)
+            try:
+                return await behavior(request, context)
+            finally:
+                self.in_flight -= 1
+
+        return guarded
+
+    def _guard_stream(self, behavior: _StreamBehavior) -> _StreamBehavior:
+        async def guarded(
+            request: Any, context: grpc.aio.ServicerContext[Any, Any]
+        ) -> AsyncGenerator[Any, None]:
+            await self._enter(context)
+            try:
+                async with contextlib.aclosing(behavior(request, context)) as stream:
+                    async for message in stream:
+                        yield message
+            finally:
+                self.in_flight -= 1
+
+        return guarded
 
 
 def _unbracketed(host: str) -> str:
@@ -506,6 +611,14 @@ def _start_metrics_endpoint(
 # ---------------------------------------------------------------------------------------------
 # Servers.
 
+SHUTDOWN_PAUSE_SECONDS: Final = 0.5
+"""How long a server stopped by a signal keeps serving new calls once health says NOT_SERVING,
+so that load balancers and health-checking clients move to other replicas first."""
+
+_QUIET_SECONDS: Final = 0.05
+"""At shutdown, how long no call may come before the server takes the stream of calls to
+have ended."""
+
 
 @dataclass(eq=False)
 class RunningServer:
@@ -525,9 +638,15 @@ class RunningServer:
     """The Prometheus registry its metrics are in; a service may register its own there."""
     metrics_port: int | None
     """The port of its /metrics endpoint, or None when it has none."""
+    _gate: _ShutdownGate = field(repr=False)
     _metrics_http: WSGIServer | None = field(default=None, repr=False)
     _drain: Drain | None = field(default=None, repr=False)
     _stopping: asyncio.Task[None] | None = field(default=None, repr=False)
+    # Event-loop times at which the stop's pause ends, and its grace period; a second stop
+    # may bring them forward, and sets _hurry to say so.
+    _pause_until: float = field(default=0.0, repr=False)
+    _deadline: float = field(default=0.0, repr=False)
+    _hurry: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     @property
     def target(self) -> str:
@@ -537,37 +656,72 @@ class RunningServer:
             return f"localhost:{self.port}"
         return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
 
-    async def stop(self, grace: float | None) -> None:
-        """Stop gracefully: health NOT_SERVING for every service, drain, then ``grace``
-        seconds for calls in flight before they are cancelled (None: cancel them now).
+    async def stop(self, grace: float | None, *, pause: float = 0.0) -> None:
+        """Stop gracefully: health NOT_SERVING for every service, then for ``pause`` seconds
+        new calls are still served, so that load balancers and health-checking clients move
+        away first. After that new calls are refused with UNAVAILABLE, the service drains, and
+        the server stops once the calls in flight are done, or ``grace`` seconds after the
+        stop began (None: now) by cancelling them. The pause ends within the grace period.
 
-        Calling it again while it runs shortens the grace period to the new value.
+        Calling it again while it runs brings the end of the pause and of the grace period
+        forward to what the new call allows, never later.
         """
-        if self._stopping is not None:
-            await self.server.stop(grace)
-            await asyncio.shield(self._stopping)
-            return
-        self._stopping = asyncio.ensure_future(self._stop(grace))
+        now = asyncio.get_running_loop().time()
+        deadline = now + (grace or 0.0)
+        pause_until = min(now + pause, deadline)
+        if self._stopping is None:
+            self._pause_until, self._deadline = pause_until, deadline
+            self._stopping = asyncio.ensure_future(self._stop(grace, pause))
+        elif pause_until < self._pause_until or deadline < self._deadline:
+            self._pause_until = min(self._pause_until, pause_until)
+            self._deadline = min(self._deadline, deadline)
+            self._hurry.set()
         await asyncio.shield(self._stopping)
 
-    async def _stop(self, grace: float | None) -> None:
+    async def _stop(self, grace: float | None, pause: float) -> None:
         log.info(
-            "%s stopping: health is NOT_SERVING, calls in flight have %g s to finish",
+            "%s stopping: health is NOT_SERVING, new calls are served for %g s more, then "
+            "refused; calls in flight have %g s to finish",
             self.name,
+            min(pause, grace or 0),
             grace or 0,
-            extra={"service": self.name, "grace_seconds": grace},
+            extra={"service": self.name, "grace_seconds": grace, "pause_seconds": pause},
         )
         await self.health.enter_graceful_shutdown()
+        loop = asyncio.get_running_loop()
+        while (pause_left := self._pause_until - loop.time()) > 0:
+            await self._sleep_unless_hurried(pause_left)
+        self._gate.closed = True
         if self._drain is not None:
             try:
                 await self._drain()
             except Exception:
                 log.exception("%s: draining streams failed", self.name)
-        await self.server.stop(grace)
+        await self._until_calls_end()
+        # Cut off what is left: calls that outlasted the grace period, and the health watches
+        # and reflection streams, which wait for no grace.
+        await self.server.stop(None)
         if self._metrics_http is not None:
             # shutdown() waits for the serving thread's next poll; keep the loop free.
             await asyncio.to_thread(self._close_metrics_endpoint, self._metrics_http)
         log.info("%s stopped", self.name, extra={"service": self.name})
+
+    async def _sleep_unless_hurried(self, seconds: float) -> None:
+        self._hurry.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._hurry.wait(), seconds)
+
+    async def _until_calls_end(self) -> None:
+        """Wait, until the grace period ends, for no call to be in flight and none to have
+        come for a moment: calls gRPC had queued before the gate closed reach it and are
+        refused in that moment, rather than cancelled by the stop."""
+        loop = asyncio.get_running_loop()
+        arrivals = self._gate.arrivals
+        while (grace_left := self._deadline - loop.time()) > 0:
+            await self._sleep_unless_hurried(min(_QUIET_SECONDS, grace_left))
+            if self._gate.in_flight == 0 and self._gate.arrivals == arrivals:
+                return
+            arrivals = self._gate.arrivals
 
     @staticmethod
     def _close_metrics_endpoint(http_server: WSGIServer) -> None:
@@ -599,8 +753,10 @@ async def start_server(
     NOT_SERVING, before calls in flight get their grace period.
     """
     registry = new_registry() if registry is None else registry
+    gate = _ShutdownGate(name)
     server = grpc.aio.server(
-        interceptors=[RpcMetricsInterceptor(RpcMetrics(registry))],
+        # The gate inside the metrics, so that calls it refuses count as UNAVAILABLE.
+        interceptors=[RpcMetricsInterceptor(RpcMetrics(registry)), gate],
         options=server_options(settings),
     )
     bound = bind(server)
@@ -644,6 +800,7 @@ async def start_server(
         services=services,
         registry=registry,
         metrics_port=bound_metrics_port,
+        _gate=gate,
         _metrics_http=metrics_http,
         _drain=drain,
     )
@@ -670,14 +827,17 @@ async def serve(
     metrics_port: int | None = None,
     registry: CollectorRegistry | None = None,
     drain: Drain | None = None,
+    shutdown_pause: float = SHUTDOWN_PAUSE_SECONDS,
 ) -> None:
     """Run a service until SIGTERM or SIGINT, then stop it gracefully and return.
 
     For a Goti service (``tables``, ``referee``, ``ai``) ``port`` and ``metrics_port`` default
     to its own in ``settings``, where a metrics port of 0 means no endpoint. Any other name
     needs a ``port``, and has a metrics endpoint only when given a ``metrics_port``; for both,
-    0 picks a free port (logged in the "serving" record). A second signal during the grace
-    period cancels the calls still in flight at once.
+    0 picks a free port (logged in the "serving" record). The stop takes at most
+    ``settings.grace_seconds``: health goes NOT_SERVING, new calls are still served for
+    ``shutdown_pause`` seconds, then refused (see :meth:`RunningServer.stop`). A second signal
+    cancels the calls still in flight at once.
     """
     service = _goti_service(name)
     if service is not None:
@@ -731,7 +891,7 @@ async def serve(
             },
         )
         await stop_requested.wait()
-        await running.stop(settings.grace_seconds)
+        await running.stop(settings.grace_seconds, pause=shutdown_pause)
     finally:
         for signum in handled:
             loop.remove_signal_handler(signum)
@@ -759,6 +919,7 @@ def run_service(
     *,
     port: int | None = None,
     drain: Drain | None = None,
+    shutdown_pause: float = SHUTDOWN_PAUSE_SECONDS,
 ) -> None:
     """Configure logging, then :func:`serve` until SIGTERM or SIGINT (blocks).
 
@@ -768,7 +929,7 @@ def run_service(
     configure_logging(settings)
     for note in unknown_variables():
         log.warning("ignoring unknown setting %s", note, extra={"variable": note})
-    run(lambda: serve(name, bind, settings, port=port, drain=drain))
+    run(lambda: serve(name, bind, settings, port=port, drain=drain, shutdown_pause=shutdown_pause))
 
 
 def main(name: ServiceName, bind: Bind, *, drain: Drain | None = None) -> None:

@@ -19,6 +19,8 @@ from goti import serving
 from goti.settings import Settings
 
 ECHO_SERVICE = "goti.test.Echo"
+SHUTDOWN_PAUSE_SECONDS = 0.1
+"""The Echo process's pause at shutdown: short, as tests that signal it wait through it."""
 
 log = logging.getLogger("goti.test.echo")
 
@@ -28,11 +30,14 @@ Context: TypeAlias = "grpc.aio.ServicerContext[bytes, bytes]"
 class EchoService:
     """Echo answers with the request (``abort`` aborts); Count streams ``n`` numbered
     messages, or numbers forever, slowly, when ``n`` is negative; Flaky is UNAVAILABLE every
-    other call; Sleep sleeps the number of seconds asked and logs when it starts."""
+    other call; Sleep sleeps the number of seconds asked and logs when it starts; Hold
+    answers once the test sets ``released``."""
 
     def __init__(self) -> None:
         self.flaky_calls = 0
         self.sleep_started = asyncio.Event()
+        self.holding = asyncio.Event()
+        self.released = asyncio.Event()
 
     async def echo(self, request: bytes, context: Context) -> bytes:
         if request == b"abort":
@@ -61,12 +66,18 @@ class EchoService:
         await asyncio.sleep(seconds)
         return b"slept"
 
+    async def hold(self, request: bytes, context: Context) -> bytes:
+        self.holding.set()
+        await self.released.wait()
+        return b"released"
+
     def bind(self, server: grpc.aio.Server) -> list[str]:
         handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
             "Echo": grpc.unary_unary_rpc_method_handler(self.echo),
             "Count": grpc.unary_stream_rpc_method_handler(self.count),
             "Flaky": grpc.unary_unary_rpc_method_handler(self.flaky),
             "Sleep": grpc.unary_unary_rpc_method_handler(self.sleep),
+            "Hold": grpc.unary_unary_rpc_method_handler(self.hold),
         }
         server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler(ECHO_SERVICE, handlers),)
@@ -82,6 +93,7 @@ class EchoClient:
     count: grpc.aio.UnaryStreamMultiCallable[bytes, bytes]
     flaky: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]
     sleep: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]
+    hold: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]
 
     @classmethod
     def on(cls, channel: grpc.aio.Channel) -> EchoClient:
@@ -91,11 +103,18 @@ class EchoClient:
             count=channel.unary_stream(path + "Count"),
             flaky=channel.unary_unary(path + "Flaky"),
             sleep=channel.unary_unary(path + "Sleep"),
+            hold=channel.unary_unary(path + "Hold"),
         )
 
 
 def main() -> None:
-    serving.run_service("echo", EchoService().bind, Settings.from_env(), port=0)
+    serving.run_service(
+        "echo",
+        EchoService().bind,
+        Settings.from_env(),
+        port=0,
+        shutdown_pause=SHUTDOWN_PAUSE_SECONDS,
+    )
 
 
 if __name__ == "__main__":

@@ -71,10 +71,19 @@ async def watch_until(channel: grpc.aio.Channel, wanted: int) -> Callable[[], as
                 if response.status == wanted:
                     return
         finally:
-            # An open watch would hold the server's stop for the whole grace period.
             watch.cancel()
 
     return lambda: asyncio.ensure_future(until_wanted())
+
+
+async def first_refusal(client: EchoClient) -> grpc.aio.AioRpcError:
+    """Call Echo again and again until a call fails; that failure."""
+    while True:
+        try:
+            await client.echo(b"still there?", timeout=PATIENCE)
+        except grpc.aio.AioRpcError as error:
+            return error
+        await asyncio.sleep(0.01)
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
@@ -84,14 +93,20 @@ async def test_a_signal_stops_the_server_gracefully(stop_signal: signal.Signals)
         echo_process(GOTI_GRACE_SECONDS="20") as (server, target),
         serving.open_channel(target, settings) as channel,
     ):
+        client = EchoClient.on(channel)
         assert await healthcheck.check(target, ECHO_SERVICE) == healthcheck.SERVING
         not_serving = await watch_until(channel, HealthCheckResponse.NOT_SERVING)
-        sleeping = asyncio.ensure_future(EchoClient.on(channel).sleep(b"1", timeout=PATIENCE))
+        sleeping = asyncio.ensure_future(client.sleep(b"1.5", timeout=PATIENCE))
         await server.record("sleep started")
 
         server.process.send_signal(stop_signal)
         signalled_at = time.monotonic()
         await asyncio.wait_for(not_serving(), PATIENCE)
+        # Past the pause, new calls are refused by the server while the sleep goes on:
+        # UNAVAILABLE, which clients retry elsewhere, not CANCELLED.
+        refused = await asyncio.wait_for(first_refusal(client), PATIENCE)
+        assert refused.code() == grpc.StatusCode.UNAVAILABLE
+        assert "shutting down" in str(refused.details())
         assert await sleeping == b"slept"
         assert await server.exit_code() == 0
         # It left as soon as the call was done, not at the end of the grace period.

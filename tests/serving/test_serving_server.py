@@ -286,7 +286,7 @@ async def test_stop_says_not_serving_then_lets_calls_in_flight_finish(
 
     stopping = asyncio.ensure_future(server.stop(30))
     assert await next_status(watch) == HealthCheckResponse.NOT_SERVING
-    watch.cancel()  # a watcher would otherwise hold the stop for the whole grace period
+    watch.cancel()
 
     assert await sleeping == b"slept"
     await asyncio.wait_for(stopping, 30)
@@ -305,6 +305,14 @@ async def test_stop_says_not_serving_then_lets_calls_in_flight_finish(
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await client.echo(b"too late", timeout=30)
     assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+async def test_a_health_watch_does_not_hold_the_stop(
+    server: serving.RunningServer, channel: grpc.aio.Channel
+) -> None:
+    watch = healthcheck.health_watch_call(channel)(HealthCheckRequest(service=ECHO_SERVICE))
+    assert await next_status(watch) == HealthCheckResponse.SERVING
+    await asyncio.wait_for(server.stop(600), 30)
 
 
 async def test_stop_cancels_calls_that_outlast_the_grace_period(
@@ -330,6 +338,68 @@ async def test_stopping_again_shortens_the_grace_period(
     await asyncio.wait_for(patient, 30)
     with pytest.raises(grpc.aio.AioRpcError):
         await sleeping
+
+
+async def test_new_calls_are_served_through_the_pause_then_refused_as_unavailable(
+    settings: Settings, echo_service: EchoService
+) -> None:
+    refusals: list[grpc.aio.AioRpcError] = []
+
+    async def drain() -> None:
+        # The pause is over: a new client's call is refused, and only then is the call held
+        # in flight all along let finish.
+        try:
+            async with serving.open_channel(running.target, settings) as late_channel:
+                await EchoClient.on(late_channel).echo(b"too late", timeout=30)
+        except grpc.aio.AioRpcError as refused:
+            refusals.append(refused)
+        finally:
+            echo_service.released.set()
+
+    running = await serving.start_server(
+        "echo", echo_service.bind, settings, port=0, metrics_port=0, drain=drain
+    )
+    try:
+        async with serving.open_channel(running.target, settings) as channel:
+            client = EchoClient.on(channel)
+            held = asyncio.ensure_future(client.hold(b"", timeout=30))
+            await echo_service.holding.wait()
+
+            pausing = asyncio.ensure_future(running.stop(30, pause=600))
+            status = await healthcheck.check(running.target, ECHO_SERVICE, timeout=30)
+            assert status == healthcheck.NOT_SERVING
+            assert await client.echo(b"in the pause", timeout=30) == b"in the pause"
+            # A second stop without a pause ends this one's.
+            await asyncio.wait_for(running.stop(30), 30)
+            await asyncio.wait_for(pausing, 30)
+
+            [refused] = refusals
+            assert refused.code() == grpc.StatusCode.UNAVAILABLE
+            assert "shutting down" in str(refused.details())
+            assert await held == b"released"
+        assert handled(running, "Hold", "OK") == 1
+        assert handled(running, "Echo", "OK") == 1
+        assert handled(running, "Echo", "UNAVAILABLE") >= 1
+        assert handled(running, "Echo", "CANCELLED") == 0
+    finally:
+        await running.stop(None)
+
+
+async def test_calls_queued_when_the_server_stops_end_unavailable_not_cancelled(
+    server: serving.RunningServer, client: EchoClient
+) -> None:
+    assert await client.echo(b"connected", timeout=30) == b"connected"
+    calls = [asyncio.ensure_future(client.echo(b"%d" % n, timeout=30)) for n in range(200)]
+    # The first answer: the others are on their way or queued at the server.
+    await asyncio.wait(calls, return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.wait_for(server.stop(5), 30)
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    codes = {
+        outcome.code() if isinstance(outcome, grpc.aio.AioRpcError) else grpc.StatusCode.OK
+        for outcome in outcomes
+    }
+    assert grpc.StatusCode.UNAVAILABLE in codes
+    assert codes <= {grpc.StatusCode.OK, grpc.StatusCode.UNAVAILABLE}
 
 
 async def test_drain_runs_once_health_says_not_serving(
