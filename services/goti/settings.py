@@ -400,6 +400,14 @@ class Settings:
         _positive_seconds,
         shown_default="15",
     )
+    table_log_events: int = _env(
+        "GOTI_TABLE_LOG_EVENTS",
+        16,
+        "Latest events each table keeps in Redis: a watcher that missed no more gets just "
+        "those, one further behind a snapshot; a retried command gets its events back while "
+        "they are kept",
+        _positive_count,
+    )
     joins_per_minute: int = _env(
         "GOTI_JOINS_PER_MINUTE",
         30,

@@ -51,6 +51,7 @@ SAMPLES: dict[str, tuple[str, str, object]] = {
     "GOTI_WAITING_TABLE_SECONDS": ("3600", "waiting_table_seconds", 3600),
     "GOTI_IDLE_TABLE_SECONDS": ("7200", "idle_table_seconds", 7200),
     "GOTI_HEARTBEAT_SECONDS": ("5", "heartbeat_seconds", 5.0),
+    "GOTI_TABLE_LOG_EVENTS": ("64", "table_log_events", 64),
     "GOTI_JOINS_PER_MINUTE": ("0", "joins_per_minute", 0),
     "GOTI_TABLES_PER_MINUTE": ("100", "tables_per_minute", 100),
     "GOTI_GUESTS_PER_MINUTE": ("5", "guests_per_minute", 5),

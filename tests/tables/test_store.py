@@ -7,8 +7,11 @@ import asyncio
 import pytest
 from redis.asyncio import Redis
 
+from goti.settings import Settings
 from goti.tables import keys
+from goti.tables.options import TablesOptions
 from goti.tables.store import (
+    DEFAULT_LOG_LIMIT,
     Change,
     LobbyUpdate,
     RequestReusedError,
@@ -153,6 +156,45 @@ async def test_events_after_any_seq_and_trimming(redis: Redis) -> None:
     trimmed = await store.events_after("t1", 2)
     assert trimmed.events is None and trimmed.seq == 8
     assert await redis.llen(keys.table_log("t1")) == 5
+
+
+async def test_a_request_is_forgotten_once_its_events_leave_the_log(redis: Redis) -> None:
+    store = TableStore(redis, log_limit=4, request_memory=8)
+    await _new_table(store)
+    keys_by_seq = {}
+    for seq in range(6):
+        keys_by_seq[seq] = request_key("player", f"req-{seq}", b"x")
+        await store.commit(
+            "t1", seq, Change({}, [f"e{seq + 1}".encode()], request_key=keys_by_seq[seq])
+        )
+    # The log holds e3-e6: the commands that appended them are remembered, with their events.
+    for seq in range(2, 6):
+        found = await store.find_request("t1", keys_by_seq[seq])
+        assert found is not None and (found.first_seq, found.last_seq) == (seq + 1, seq + 1)
+        assert await store.events_between("t1", seq + 1, seq + 1) == [f"e{seq + 1}".encode()]
+    for seq in range(2):
+        assert await store.find_request("t1", keys_by_seq[seq]) is None
+        # Forgotten, it cannot land twice: its expected seq is stale.
+        with pytest.raises(StaleSeqError):
+            await store.commit("t1", seq, Change({}, [b"again"], request_key=keys_by_seq[seq]))
+    # Events no command asked for (the computer's moves, a timer's) push commands out too,
+    # and a command goes with its first event, even while its second is still kept.
+    straddling = request_key("player", "req-6", b"x")
+    await store.commit("t1", 6, Change({}, [b"e7", b"e8"], request_key=straddling))
+    await store.commit("t1", 8, Change({}, [b"e9", b"e10"]))
+    found = await store.find_request("t1", straddling)
+    assert found is not None and await store.events_between("t1", 7, 8) == [b"e7", b"e8"]
+    await store.commit("t1", 10, Change({}, [b"e11"]))
+    assert await store.find_request("t1", straddling) is None
+    assert not await redis.exists(keys.table_requests("t1"))
+    assert (await store.events_after("t1", 7)).events == [b"e8", b"e9", b"e10", b"e11"]
+
+
+def test_the_log_keeps_as_many_events_as_the_setting_says() -> None:
+    assert TablesOptions().log_limit == DEFAULT_LOG_LIMIT
+    assert TablesOptions.from_settings(Settings()).log_limit == DEFAULT_LOG_LIMIT
+    chosen = Settings.from_env({"GOTI_TABLE_LOG_EVENTS": "64"})
+    assert TablesOptions.from_settings(chosen).log_limit == 64
 
 
 async def test_timers_are_claimed_with_a_lease(redis: Redis) -> None:

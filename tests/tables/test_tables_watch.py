@@ -1,11 +1,12 @@
-"""Watching tables: resuming from any seq, snapshots, heartbeats, other replicas, and
-thousands of streams at once."""
+"""Watching tables: resuming from any seq the log holds, snapshots further back, retries
+answered from the log, heartbeats, other replicas, and thousands of streams at once."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import time
+from dataclasses import dataclass
 
 import grpc
 import pytest
@@ -14,31 +15,57 @@ from goti import serving
 from goti.api.v1 import game_pb2, tables_pb2, tables_pb2_grpc
 from goti.settings import Settings
 from goti.tables.options import TablesOptions
+from goti.tables.store import DEFAULT_REQUEST_MEMORY
 
 from .conftest import StartReplica
-from .table_calls import Guest, eventually, first_legal, new_guest, watching
+from .table_calls import (
+    Guest,
+    eventually,
+    first_legal,
+    new_guest,
+    new_request_id,
+    refusal,
+    watching,
+)
+
+
+@dataclass(frozen=True)
+class _Ply:
+    """A move played, as it was asked for and what it answered."""
+
+    request_id: str
+    path: list[int]
+    expected_seq: int
+    events: list[tables_pb2.TableEvent]
 
 
 async def _played(
     channel: grpc.aio.Channel, plies: int
-) -> tuple[Guest, tables_pb2.Table, list[tables_pb2.TableEvent]]:
-    """A pass-and-play table with ``plies`` moves played; its events as the moves returned."""
+) -> tuple[Guest, tables_pb2.Table, list[_Ply]]:
+    """A pass-and-play table with ``plies`` moves played."""
     ann = await new_guest(channel, "Ann")
     table = (await ann.create(opponent=tables_pb2.OPPONENT_PASS_AND_PLAY)).table
-    appended: list[tables_pb2.TableEvent] = []
+    played: list[_Ply] = []
     turn, seq = table.game.turn, 0
     for _ in range(plies):
-        response = await ann.play(table.table_id, first_legal(turn), seq)
-        appended += response.events
+        request_id, path = new_request_id(), first_legal(turn)
+        response = await ann.play(table.table_id, path, seq, request_id=request_id)
+        played.append(_Ply(request_id, path, seq, list(response.events)))
         seq = response.events[-1].seq
         turn = response.events[0].move_played.next
-    return ann, table, appended
+    return ann, table, played
 
 
-async def test_a_watcher_resumes_from_every_seq_with_no_gap_and_no_duplicate(
-    channel: grpc.aio.Channel,
+def _events(played: list[_Ply]) -> list[tables_pb2.TableEvent]:
+    return [event for ply in played for event in ply.events]
+
+
+async def test_a_watcher_resumes_from_every_seq_the_log_holds_with_no_gap_and_no_duplicate(
+    channel: grpc.aio.Channel, options: TablesOptions
 ) -> None:
-    ann, table, appended = await _played(channel, 24)
+    window = options.log_limit
+    ann, table, played = await _played(channel, window + 6)
+    appended = _events(played)
     last = appended[-1].seq
     for after in range(last + 1):
         async with watching(channel, table.table_id, after_seq=after) as watch:
@@ -50,27 +77,49 @@ async def test_a_watcher_resumes_from_every_seq_with_no_gap_and_no_duplicate(
                 appended += response.events
                 await watch.until_seq(last + 1)
         messages = watch.messages
-        if after == 0:
+        if after == 0 or after < last - window:
+            # Further back than the log reaches: the table as it is, then what follows.
             assert messages[0].HasField("snapshot")
-            assert messages[0].snapshot.table.seq >= 0
-            events = watch.events
-            start = messages[0].snapshot.table.seq
+            assert messages[0].snapshot.table.seq == last
+            start = last
         else:
             assert not any(message.HasField("snapshot") for message in messages)
-            events = watch.events
             start = after
+        events = watch.events
         seqs = [event.seq for event in events]
         assert seqs == list(range(start + 1, start + 1 + len(seqs)))
         # Events read back from the log are the events as they were sent live.
         assert events == appended[start : start + len(events)]
 
 
+async def test_a_retried_move_gets_its_events_back_while_the_log_holds_them(
+    channel: grpc.aio.Channel, options: TablesOptions
+) -> None:
+    ann, table, played = await _played(channel, options.log_limit + 4)
+    seq = played[-1].events[-1].seq
+    kept = [ply for ply in played if ply.events[0].seq > seq - options.log_limit]
+    assert len(kept) >= DEFAULT_REQUEST_MEMORY
+    for ply in kept[-DEFAULT_REQUEST_MEMORY:]:
+        again = await ann.play(
+            table.table_id, ply.path, ply.expected_seq, request_id=ply.request_id
+        )
+        assert list(again.events) == ply.events
+    # A move whose events left the log is forgotten with them: its retry is refused, and
+    # never played twice.
+    oldest = played[0]
+    status = await refusal(
+        ann.play(table.table_id, oldest.path, oldest.expected_seq, request_id=oldest.request_id)
+    )
+    assert (status.code, status.reason) == (grpc.StatusCode.ABORTED, "STALE_SEQ")
+    assert (await ann.get(table.table_id)).table.seq == seq
+
+
 async def test_a_snapshot_when_the_log_is_trimmed_or_the_seq_is_ahead(
     start_replica: StartReplica, options: TablesOptions, redis: object
 ) -> None:
     replica = await start_replica(options=dataclasses.replace(options, log_limit=5))
-    _, table, appended = await _played(replica.channel, 10)
-    last = appended[-1].seq
+    _, table, played = await _played(replica.channel, 10)
+    last = played[-1].events[-1].seq
     for after in (1, last + 7):
         async with watching(replica.channel, table.table_id, after_seq=after) as watch:
             await eventually(lambda: bool(watch.messages))
@@ -83,14 +132,14 @@ async def test_a_snapshot_when_the_log_is_trimmed_or_the_seq_is_ahead(
 
 
 async def test_idle_streams_get_heartbeats_with_the_seq(channel: grpc.aio.Channel) -> None:
-    ann, table, appended = await _played(channel, 2)
+    ann, table, played = await _played(channel, 2)
     async with watching(channel, table.table_id, metadata=ann.metadata) as watch:
         await eventually(lambda: any(message.HasField("heartbeat") for message in watch.messages))
     assert watch.messages[0].snapshot.your_role == tables_pb2.ROLE_BOTH
     heartbeat = next(
         message.heartbeat for message in watch.messages if message.HasField("heartbeat")
     )
-    assert heartbeat.seq == appended[-1].seq
+    assert heartbeat.seq == played[-1].events[-1].seq
     assert abs(heartbeat.server_time.ToMilliseconds() - time.time() * 1000) < 60_000
 
 

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from goti.settings import Settings
 from goti.tables.recent import DEFAULT_TABLES_KEPT
+from goti.tables.store import DEFAULT_LOG_LIMIT
 
 MIN_TURN_TIMER_SECONDS: Final = 10
 """The shortest turn timer the contract lets a player choose."""
@@ -43,7 +44,7 @@ class TablesOptions:
     quick_move_deadline_seconds: float = 2.0
     creation_memory_seconds: int = 3600
     """How long a CreateTable request id is remembered for retries."""
-    log_limit: int = 400
+    log_limit: int = DEFAULT_LOG_LIMIT
     lobby_snapshot_size: int = 200
     watcher_queue_size: int = 256
     recent_tables_kept: int = DEFAULT_TABLES_KEPT
@@ -60,6 +61,7 @@ class TablesOptions:
             waiting_table_seconds=settings.waiting_table_seconds,
             idle_table_seconds=settings.idle_table_seconds,
             heartbeat_seconds=settings.heartbeat_seconds,
+            log_limit=settings.table_log_events,
             joins_per_minute=settings.joins_per_minute,
             tables_per_minute=settings.tables_per_minute,
             guests_per_minute=settings.guests_per_minute,

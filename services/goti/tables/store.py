@@ -6,6 +6,10 @@ nothing, writes the new fields, appends the events to the log, publishes them, r
 request for idempotent retries, and updates the timers, the lobby and the table's expiry.
 The store knows nothing of what the bytes mean: the service encodes them.
 
+What a live table costs in Redis stays flat over a long game: the log keeps only the latest
+events (a watcher further behind gets a snapshot), and a command is remembered only while its
+events are in the log.
+
 Every Redis failure leaves as :class:`StoreUnavailableError`, so callers answer UNAVAILABLE
 without knowing Redis' own exceptions.
 """
@@ -25,11 +29,15 @@ from redis.asyncio.client import PubSub
 
 from goti.tables import keys
 
-DEFAULT_LOG_LIMIT: Final = 400
-"""Events kept per table: a long game plus its draw offers; older ones give way to snapshots."""
+DEFAULT_LOG_LIMIT: Final = 16
+"""Events kept per table (``GOTI_TABLE_LOG_EVENTS``): eight moves each, so the last eight
+commands even of a game against the computer, whose every move answers one.  A watcher
+further behind gets a snapshot instead, and the log costs as much at the hundredth move as
+at the tenth."""
 DEFAULT_REQUEST_MEMORY: Final = 8
-"""Commands remembered per table for idempotent retries.  A retry of an older one cannot be
-applied twice either: its ``expected_seq`` is stale by then, so it is refused."""
+"""Commands remembered per table for idempotent retries, as long as their events are still in
+the log.  A retry of an older one cannot be applied twice either: its ``expected_seq`` is
+stale by then, so it is refused."""
 REQUEST_DIGEST_BYTES: Final = 8
 FINGERPRINT_BYTES: Final = 4
 
@@ -90,15 +98,26 @@ for i = 16, 15 + count do
   redis.call('PUBLISH', ARGV[5], ARGV[i + count])
 end
 local limit = tonumber(ARGV[13])
+local log_first = nil
 if length > limit then
   redis.call('LTRIM', KEYS[2], length - limit, -1)
+  log_first = new_seq - limit + 1
   fields[#fields + 1] = 'log_first'
-  fields[#fields + 1] = new_seq - limit + 1
+  fields[#fields + 1] = log_first
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 if request ~= '' then
   redis.call('RPUSH', KEYS[3], request .. (seq + 1) .. ':' .. new_seq)
   redis.call('LTRIM', KEYS[3], -tonumber(ARGV[15]), -1)
+end
+if log_first then
+  -- A command whose first event left the log is forgotten, oldest first: its retry is then
+  -- refused as stale instead of answered without its events.
+  local oldest = redis.call('LINDEX', KEYS[3], 0)
+  while oldest and tonumber(string.match(string.sub(oldest, 13), '^(%d+):')) < log_first do
+    redis.call('LPOP', KEYS[3])
+    oldest = redis.call('LINDEX', KEYS[3], 0)
+  end
 end
 if ARGV[6] == 'set' then
   redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])
