@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+from typing import cast
 
 import pytest
 from redis.asyncio import Redis
@@ -12,6 +14,7 @@ from goti.tables import keys
 from goti.tables.options import TablesOptions
 from goti.tables.store import (
     DEFAULT_LOG_LIMIT,
+    DEFLATED,
     Change,
     LobbyUpdate,
     RequestReusedError,
@@ -188,6 +191,24 @@ async def test_a_request_is_forgotten_once_its_events_leave_the_log(redis: Redis
     assert await store.find_request("t1", straddling) is None
     assert not await redis.exists(keys.table_requests("t1"))
     assert (await store.events_after("t1", 7)).events == [b"e8", b"e9", b"e10", b"e11"]
+
+
+async def test_long_fields_are_kept_deflated_and_read_back_as_written(redis: Redis) -> None:
+    store = TableStore(redis)
+    moves = b"".join(b"\x1a\x0511-15\x1a\x0522-17" for _ in range(80))
+    noise = os.urandom(400)
+    await store.create("t1", "ABCD", {"table": b"meta", "game": moves}, expire_seconds=3600)
+    await store.commit("t1", 0, Change({"game": moves + b"\x1a\x0524-20", "noise": noise}, [b"e"]))
+    stored = cast(dict[bytes, bytes], await redis.hgetall(keys.table_state("t1")))
+    assert stored[b"game"].startswith(DEFLATED) and len(stored[b"game"]) < len(moves) / 4
+    # Short values, and long ones deflate would not shorten, are kept as they are.
+    assert (stored[b"table"], stored[b"noise"]) == (b"meta", noise)
+    table = await store.load("t1")
+    assert table.fields["game"] == moves + b"\x1a\x0524-20"
+    assert (table.fields["table"], table.fields["noise"]) == (b"meta", noise)
+    with pytest.raises(ValueError, match="mark"):
+        await store.commit("t1", 1, Change({"game": DEFLATED + b"raw"}, [b"e"]))
+    assert (await store.load("t1")).seq == 1
 
 
 def test_the_log_keeps_as_many_events_as_the_setting_says() -> None:

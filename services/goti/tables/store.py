@@ -7,8 +7,9 @@ request for idempotent retries, and updates the timers, the lobby and the table'
 The store knows nothing of what the bytes mean: the service encodes them.
 
 What a live table costs in Redis stays flat over a long game: the log keeps only the latest
-events (a watcher further behind gets a snapshot), and a command is remembered only while its
-events are in the log.
+events (a watcher further behind gets a snapshot), a command is remembered only while its
+events are in the log, and long field values (the game, whose move list grows with every
+move) are kept deflated.
 
 Every Redis failure leaves as :class:`StoreUnavailableError`, so callers answer UNAVAILABLE
 without knowing Redis' own exceptions.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import hashlib
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, cast
@@ -40,6 +42,12 @@ the log.  A retry of an older one cannot be applied twice either: its ``expected
 stale by then, so it is refused."""
 REQUEST_DIGEST_BYTES: Final = 8
 FINGERPRINT_BYTES: Final = 4
+DEFLATED: Final = b"\x00"
+"""Starts a field value the store keeps deflated.  No value the service stores starts with
+it: a protobuf message starts with a field tag, never 0, and a number with a digit."""
+DEFLATE_FROM_BYTES: Final = 128
+"""Field values this long or longer are kept deflated when that makes them shorter: the game
+(its move list and repetition window grow with every move) takes about a third of its size."""
 
 _CREATE = """
 -- KEYS: state, code, lobby, lobby listings, timers, log, requests
@@ -473,7 +481,7 @@ class TableStore:
                     lobby_message,
                     "" if timer_due_ms is None else timer_due_ms,
                     expire_seconds,
-                    *_flatten(fields),
+                    *_flatten(_deflated(fields)),
                 ],
             )
         if outcome != b"ok":
@@ -485,7 +493,9 @@ class TableStore:
             raw = await self._redis.hgetall(keys.table_state(table_id))
         if not raw:
             raise TableNotFoundError(table_id)
-        fields = {_as_bytes(name).decode(): _as_bytes(value) for name, value in raw.items()}
+        fields = {
+            _as_bytes(name).decode(): _inflated(_as_bytes(value)) for name, value in raw.items()
+        }
         return StoredTable(int(fields["seq"]), fields)
 
     async def seq(self, table_id: str) -> int | None:
@@ -535,7 +545,7 @@ class TableStore:
                     self._request_memory,
                     *change.events,
                     *published,
-                    *_flatten(change.fields),
+                    *_flatten(_deflated(change.fields)),
                 ],
             )
         status, first, last = reply[0], int(reply[1]), int(reply[2])
@@ -749,6 +759,30 @@ def _as_bytes(value: object) -> bytes:
     if isinstance(value, str):
         return value.encode()
     raise TypeError(f"unexpected Redis reply item {value!r}")
+
+
+def _deflated(fields: Mapping[str, bytes]) -> dict[str, bytes]:
+    """A table's fields as Redis keeps them: the long ones deflated, marked by
+    :data:`DEFLATED`."""
+    kept = {}
+    for name, value in fields.items():
+        if value.startswith(DEFLATED):
+            raise ValueError(f"the value of {name!r} starts with the mark of a deflated one")
+        kept[name] = value
+        if len(value) >= DEFLATE_FROM_BYTES:
+            # Raw deflate: zlib's header and checksum would cost six bytes a table.
+            deflater = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+            packed = DEFLATED + deflater.compress(value) + deflater.flush()
+            if len(packed) < len(value):
+                kept[name] = packed
+    return kept
+
+
+def _inflated(value: bytes) -> bytes:
+    """A field value as the service stored it."""
+    if value.startswith(DEFLATED):
+        return zlib.decompress(value[len(DEFLATED) :], wbits=-zlib.MAX_WBITS)
+    return value
 
 
 def _flatten(fields: Mapping[str, bytes]) -> list[str | bytes]:
