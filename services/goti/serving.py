@@ -26,6 +26,7 @@ import abc
 import asyncio
 import contextlib
 import datetime
+import gc
 import inspect
 import json
 import logging
@@ -877,6 +878,7 @@ async def serve(
             registry=registry,
             drain=drain,
         )
+        frozen = _settle_garbage_collector()
         log.info(
             "%s serving on %s",
             name,
@@ -887,6 +889,7 @@ async def serve(
                 "metrics_port": running.metrics_port,
                 "services": list(running.services),
                 "event_loop": _event_loop_name(),
+                "gc_frozen_objects": frozen,
                 "pid": os.getpid(),
             },
         )
@@ -895,6 +898,23 @@ async def serve(
     finally:
         for signum in handled:
             loop.remove_signal_handler(signum)
+
+
+YOUNG_COLLECTION_THRESHOLD: Final = 5_000
+"""Allocations between young collections (Python's default is 700): a busy server makes and
+drops thousands of short-lived objects a second, and rarer young collections promote fewer
+of them to the generations whose collections walk every live object."""
+
+
+def _settle_garbage_collector() -> int:
+    """Once a server is up, what it has built lives as long as the process: frozen, full
+    collections no longer walk it (at a thousand tables such a walk paused the tables
+    service for a fifth of a second).  Returns how many objects are frozen."""
+    gc.collect()
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, middle, old)
+    return gc.get_freeze_count()
 
 
 def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
