@@ -320,3 +320,20 @@ async def test_a_result_counts_once_in_the_streaks(redis: Redis) -> None:
     assert await store.update_player("p1", {"name": b"Cy"})
     assert not await store.update_player("nobody", {"name": b"Cy"})
     assert await store.player_field("p1", "name") == b"Cy"
+
+
+async def test_a_players_expiry_is_set_at_creation_and_renewed_as_its_token_is_read(
+    redis: Redis,
+) -> None:
+    store = TableStore(redis)
+    key = keys.player("p1")
+    assert await store.create_player("p1", {"token": b"digest"}, keep_seconds=100)
+    assert 0 < await redis.ttl(key) <= 100
+    assert await store.player_token("p1", keep_seconds=5_000) == b"digest"
+    assert 100 < await redis.ttl(key) <= 5_000
+    # Guests kept forever now: reading the token lifts the expiry.
+    assert await store.player_token("p1", keep_seconds=0) == b"digest"
+    assert await redis.ttl(key) == -1
+    # Renewing a player that is gone makes none.
+    assert await store.player_token("nobody", keep_seconds=100) is None
+    assert not await redis.exists(keys.player("nobody"))

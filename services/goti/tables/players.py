@@ -36,7 +36,7 @@ from goti.api.v1 import errors_pb2, players_pb2, tables_pb2
 from goti.settings import IpNetwork, Settings
 from goti.tables import keys
 from goti.tables.refusals import CallRefusedError
-from goti.tables.store import TableStore, _reachable
+from goti.tables.store import TableStore
 
 PLAYER_ID_BYTES: Final = 12
 """Random bytes in a player id: 16 URL-safe characters."""
@@ -55,15 +55,6 @@ _GONE: Final = (
     "the token is not a player's, or its guest went unused too long and was removed: create a "
     "new guest and keep its token"
 )
-
-_NEW_GUEST = """
--- KEYS: player.  ARGV: seconds to keep it (0: forever), then field/value pairs.
--- 1 when written, 0 if the id is taken.
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-if ARGV[1] ~= '0' then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-return 1
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +198,6 @@ class Players:
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._verified: OrderedDict[bytes, tuple[str, int]] = OrderedDict()
         """Token digest -> the player id and when the token was last read from Redis (ms)."""
-        self._new_guest = store.redis.register_script(_NEW_GUEST)
 
     def client_address(self, peer: str, metadata: Iterable[tuple[str, str | bytes]]) -> str:
         """The address of the client behind a call from ``peer``: the peer, or, when the peer
@@ -230,18 +220,17 @@ class Players:
         while True:
             player_id = secrets.token_urlsafe(PLAYER_ID_BYTES)
             secret = secrets.token_urlsafe(SECRET_BYTES)
-            fields = {
-                "name": name.encode(),
-                "token": _digest(secret),
-                "created": str(self._clock_ms()).encode(),
-                "win_streak": b"0",
-                "best_streak": b"0",
-            }
-            args: list[str | bytes | int] = [self._policy.kept_seconds]
-            for field, value in fields.items():
-                args += (field, value)
-            with _reachable():
-                created = await self._new_guest(keys=[keys.player(player_id)], args=args)
+            created = await self._store.create_player(
+                player_id,
+                {
+                    "name": name.encode(),
+                    "token": _digest(secret),
+                    "created": str(self._clock_ms()).encode(),
+                    "win_streak": b"0",
+                    "best_streak": b"0",
+                },
+                keep_seconds=self._policy.kept_seconds,
+            )
             if created:
                 return players_pb2.Player(player_id=player_id, display_name=name), (
                     f"{player_id}.{secret}"
@@ -272,8 +261,9 @@ class Players:
             self._verified.move_to_end(remembered_as)
             return known[0]
         player_id, _, secret = token.partition(".")
+        # Kept forever when guests do not expire: a guest made while they did stops expiring.
         stored = (
-            await self._read_token_and_renew(player_id)
+            await self._store.player_token(player_id, keep_seconds=self._policy.kept_seconds)
             if player_id and secret and len(token) <= 64
             else None
         )
@@ -285,21 +275,6 @@ class Players:
         while len(self._verified) > VERIFIED_TOKENS_KEPT:
             self._verified.popitem(last=False)
         return player_id
-
-    async def _read_token_and_renew(self, player_id: str) -> bytes | None:
-        """The player's token digest, renewing the player's expiry in the same round trip
-        (renewing a key that is gone does nothing)."""
-        key = keys.player(player_id)
-        with _reachable():
-            async with self._store.redis.pipeline(transaction=False) as pipeline:
-                pipeline.hget(key, "token")
-                if self._policy.kept_seconds:
-                    pipeline.expire(key, self._policy.kept_seconds)
-                else:
-                    # Kept forever now: a guest made while guests expired stops expiring.
-                    pipeline.persist(key)
-                stored, _ = await pipeline.execute()
-        return None if stored is None else bytes(stored)
 
     async def me(self, player_id: str) -> Me:
         """A player with their streaks."""

@@ -245,12 +245,13 @@ return 1
 """
 
 _NEW_PLAYER = """
--- KEYS: player.  ARGV: field/value pairs.  1 when written, 0 if the id is taken.
+-- KEYS: player.  ARGV: seconds to keep it (0: forever), then field/value pairs.
+-- 1 when written, 0 if the id is taken.
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+if ARGV[1] ~= '0' then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return 1
 """
-
 _UPDATE_PLAYER = """
 -- KEYS: player.  ARGV: field/value pairs.  1 when written, 0 if there is no such player.
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -690,11 +691,29 @@ class TableStore:
 
     # -- players ------------------------------------------------------------------------------
 
-    async def create_player(self, player_id: str, fields: Mapping[str, bytes]) -> bool:
-        """Store a new player; False if the id is taken."""
+    async def create_player(
+        self, player_id: str, fields: Mapping[str, bytes], *, keep_seconds: int = 0
+    ) -> bool:
+        """Store a new player, kept ``keep_seconds`` (0: forever); False if the id is taken."""
         with _reachable():
-            created = await self._new_player(keys=[keys.player(player_id)], args=_flatten(fields))
+            created = await self._new_player(
+                keys=[keys.player(player_id)], args=[keep_seconds, *_flatten(fields)]
+            )
         return bool(created)
+
+    async def player_token(self, player_id: str, *, keep_seconds: int) -> bytes | None:
+        """A player's token digest (None if there is no such player), renewing the player's
+        expiry to ``keep_seconds`` from now (0: kept forever) in the same round trip."""
+        key = keys.player(player_id)
+        with _reachable():
+            async with self._redis.pipeline(transaction=False) as pipeline:
+                pipeline.hget(key, "token")
+                if keep_seconds:
+                    pipeline.expire(key, keep_seconds)
+                else:
+                    pipeline.persist(key)
+                stored, _ = await pipeline.execute()
+        return None if stored is None else _as_bytes(stored)
 
     async def load_player(self, player_id: str) -> StoredPlayer | None:
         """A player's fields; None if there is no such player."""
