@@ -16,6 +16,11 @@ driver plays the side to move, a random legal move taken from the previous move'
 - Redis memory per live table: ``INFO memory`` before and after the largest open-loop run
   set up its tables (games started, moves played, watchers attached).
 
+- Where an unloaded move's time goes: Redis, a bare gRPC call to the tables service and a
+  referee Apply timed back to back and after 0.3 s of quiet, then moves one at a time.
+- The machine's speed at the start and the end (English perft leaves per CPU-second): a
+  shared machine's speed drifts, and only runs at about the same speed compare.
+
 Run: ``python bench/tables.py`` (about 5 minutes; ``--quick`` for a one-minute smoke run).
 Figures go to ``bench/results/tables.json``.
 """
@@ -56,6 +61,9 @@ from goti.api.v1 import (
 )
 from goti.healthcheck import HealthCheckRequest, health_check_call, wait_until_serving
 from goti.redis_server import RedisServer, free_port
+from goti.rules.perft import perft
+from goti.rules.position import Position
+from goti.rules.variants import ENGLISH
 
 RESULTS: Final = Path(__file__).parent / "results" / "tables.json"
 HOST: Final = "127.0.0.1"
@@ -736,6 +744,23 @@ def _describe(label: str, figures: dict[str, Any]) -> str:
     )
 
 
+CALIBRATION_DEPTH: Final = 8
+
+
+def _calibration() -> int:
+    """Leaves per CPU-second of English perft from the start (the best of two): how fast
+    this machine runs Python just now.  A shared machine's speed drifts over an hour, so
+    figures of runs whose calibrations differ are not comparable."""
+    start = Position.initial(ENGLISH)
+    best = float("inf")
+    nodes = 0
+    for _ in range(2):
+        started = time.process_time()
+        nodes = perft(start, CALIBRATION_DEPTH)
+        best = min(best, time.process_time() - started)
+    return round(nodes / best)
+
+
 def _machine() -> dict[str, Any]:
     model = ""
     with contextlib.suppress(OSError):
@@ -750,6 +775,7 @@ def _machine() -> dict[str, Any]:
         "grpcio": grpc.__version__,
         "platform": platform.platform(),
         "load_average_at_start": [round(value, 2) for value in os.getloadavg()],
+        "perft_leaves_per_cpu_second_at_start": _calibration(),
     }
 
 
@@ -866,6 +892,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             await backend.stop()
     results["machine"]["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
+    results["machine"]["perft_leaves_per_cpu_second_at_end"] = _calibration()
+    print(
+        "this machine's speed (English perft leaves per CPU-second): "
+        f"{results['machine']['perft_leaves_per_cpu_second_at_start']:,} at the start, "
+        f"{results['machine']['perft_leaves_per_cpu_second_at_end']:,} at the end"
+    )
     return results
 
 
