@@ -40,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -510,6 +510,22 @@ class Table:
 # -- measurements ---------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _bots_uncollected() -> Iterator[None]:
+    """No garbage collection in the bots while they are timed: one process holds every
+    player's and watcher's calls, a heap no real client has, and a collection of it pauses
+    every bot at once (40-90 ms at a thousand tables), which would show up as slow moves of
+    the service.  What the block leaves is collected after it."""
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
 def _percentile(values: Sequence[float], fraction: float) -> float:
     ordered = sorted(values)
     if not ordered:
@@ -571,29 +587,27 @@ async def run_phase(
     """
     # Let the watch streams open before anything is timed.
     await asyncio.sleep(min(2.0, 0.2 + len(tables) / 1000))
-    # Keep the bots' own garbage collections short: with thousands of streams a full one
-    # would pause every bot at once and show up as a slow move of the service.
-    gc.collect()
-    gc.freeze()
-    idle_rates = await _cpu_rates(backend, idle)
-    start = time.perf_counter()
-    recorder.window_start = start + warmup
-    recorder.window_end = recorder.window_start + measure
-    drivers = [
-        asyncio.create_task(table.drive(recorder.window_end, mean_interval)) for table in tables
-    ]
-    await asyncio.sleep(max(0.0, recorder.window_start - time.perf_counter()))
-    commands_before = await backend.redis_command_counts()
-    cpu_before, client_before, wall_before = backend.cpu(), time.process_time(), time.perf_counter()
-    await asyncio.sleep(max(0.0, recorder.window_end - time.perf_counter()))
-    cpu_after, client_after, wall_after = backend.cpu(), time.process_time(), time.perf_counter()
-    commands_after = await backend.redis_command_counts()
-    await asyncio.wait_for(
-        asyncio.gather(*drivers), timeout=CALL_TIMEOUT + 10 * max(mean_interval, 1)
-    )
-    # The last moves' events are still on their way to the watchers.
-    await asyncio.sleep(1.0)
-    gc.unfreeze()
+    with _bots_uncollected():
+        idle_rates = await _cpu_rates(backend, idle)
+        start = time.perf_counter()
+        recorder.window_start = start + warmup
+        recorder.window_end = recorder.window_start + measure
+        drivers = [
+            asyncio.create_task(table.drive(recorder.window_end, mean_interval)) for table in tables
+        ]
+        await asyncio.sleep(max(0.0, recorder.window_start - time.perf_counter()))
+        commands_before = await backend.redis_command_counts()
+        cpu_before, client_before = backend.cpu(), time.process_time()
+        wall_before = time.perf_counter()
+        await asyncio.sleep(max(0.0, recorder.window_end - time.perf_counter()))
+        cpu_after, client_after = backend.cpu(), time.process_time()
+        wall_after = time.perf_counter()
+        commands_after = await backend.redis_command_counts()
+        await asyncio.wait_for(
+            asyncio.gather(*drivers), timeout=CALL_TIMEOUT + 10 * max(mean_interval, 1)
+        )
+        # The last moves' events are still on their way to the watchers.
+        await asyncio.sleep(1.0)
     wall = wall_after - wall_before
     moves = recorder.moves
     spent = {name: cpu_after[name] - cpu_before[name] for name in cpu_before}
