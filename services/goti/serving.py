@@ -22,7 +22,6 @@ whose options match the server's so neither side is surprised by the other's pin
 
 from __future__ import annotations
 
-import abc
 import asyncio
 import contextlib
 import datetime
@@ -446,22 +445,25 @@ def _rewrapped(
     )
 
 
-class _MethodWrappingInterceptor(grpc.aio.ServerInterceptor):
-    """Wraps each method's handler once; every later call of the method reuses the wrapper."""
+_Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+_HandlerWrapper: TypeAlias = Callable[[str, _Handler], _Handler]
 
-    def __init__(self) -> None:
+
+class _MethodWrappingInterceptor(grpc.aio.ServerInterceptor):
+    """Wraps each method's handler once, by every wrapper in turn (the first one outermost);
+    every later call of the method reuses the result.  One interceptor for all of them: each
+    interceptor costs every call of the server a coroutine of its own."""
+
+    def __init__(self, *wrappers: _HandlerWrapper) -> None:
+        self._wrappers = wrappers
         # method -> (the handler it was given, the wrapped one).
-        self._wrapped: dict[
-            str, tuple[grpc.RpcMethodHandler[Any, Any], grpc.RpcMethodHandler[Any, Any]]
-        ] = {}
+        self._wrapped: dict[str, tuple[_Handler, _Handler]] = {}
 
     async def intercept_service(
         self,
-        continuation: Callable[
-            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
-        ],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_Handler | None]],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+    ) -> _Handler | None:
         handler = await continuation(handler_call_details)
         if handler is None:
             return None
@@ -469,15 +471,11 @@ class _MethodWrappingInterceptor(grpc.aio.ServerInterceptor):
         cached = self._wrapped.get(method)
         if cached is not None and cached[0] is handler:
             return cached[1]
-        wrapped = self._wrap(method, handler)
+        wrapped = handler
+        for wrap in reversed(self._wrappers):
+            wrapped = wrap(method, wrapped)
         self._wrapped[method] = (handler, wrapped)
         return wrapped
-
-    @abc.abstractmethod
-    def _wrap(
-        self, method: str, handler: grpc.RpcMethodHandler[Any, Any]
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        """The handler every call of ``method`` gets in place of ``handler``."""
 
 
 def _service_of(method: str) -> str:
@@ -485,16 +483,13 @@ def _service_of(method: str) -> str:
     return method.lstrip("/").rpartition("/")[0]
 
 
-class RpcMetricsInterceptor(_MethodWrappingInterceptor):
+class _CallMetrics:
     """Counts and times every call the server handles, streaming ones included."""
 
     def __init__(self, metrics: RpcMetrics) -> None:
-        super().__init__()
         self._metrics = metrics
 
-    def _wrap(
-        self, method: str, handler: grpc.RpcMethodHandler[Any, Any]
-    ) -> grpc.RpcMethodHandler[Any, Any]:
+    def wrap(self, method: str, handler: _Handler) -> _Handler:
         kind = (handler.request_streaming, handler.response_streaming)
         labels = (_RPC_TYPES[kind], _service_of(method), method.rpartition("/")[2])
         observer = _CallObserver(self._metrics, labels)
@@ -505,7 +500,7 @@ class RpcMetricsInterceptor(_MethodWrappingInterceptor):
         )
 
 
-class _ShutdownGate(_MethodWrappingInterceptor):
+class _ShutdownGate:
     """Lets calls in until the server begins to stop, then answers new ones UNAVAILABLE at
     once: a code clients retry (Goti's channels, on another replica), where a call still
     queued when gRPC itself stops would end CANCELLED. Counts the calls it let in, so that
@@ -518,7 +513,6 @@ class _ShutdownGate(_MethodWrappingInterceptor):
     UNGUARDED: Final = frozenset({HEALTH_SERVICE, REFLECTION_SERVICE})
 
     def __init__(self, name: str) -> None:
-        super().__init__()
         self._name = name
         self.closed = False
         self.in_flight = 0
@@ -526,9 +520,7 @@ class _ShutdownGate(_MethodWrappingInterceptor):
         self.arrivals = 0
         """Calls that reached the gate, let in or refused; changes while calls still come."""
 
-    def _wrap(
-        self, method: str, handler: grpc.RpcMethodHandler[Any, Any]
-    ) -> grpc.RpcMethodHandler[Any, Any]:
+    def wrap(self, method: str, handler: _Handler) -> _Handler:
         if _service_of(method) in self.UNGUARDED:
             return handler
         return _rewrapped(handler, self._guard_call, self._guard_stream)
@@ -756,8 +748,10 @@ async def start_server(
     registry = new_registry() if registry is None else registry
     gate = _ShutdownGate(name)
     server = grpc.aio.server(
-        # The gate inside the metrics, so that calls it refuses count as UNAVAILABLE.
-        interceptors=[RpcMetricsInterceptor(RpcMetrics(registry)), gate],
+        interceptors=[
+            # The gate inside the metrics, so that calls it refuses count as UNAVAILABLE.
+            _MethodWrappingInterceptor(_CallMetrics(RpcMetrics(registry)).wrap, gate.wrap)
+        ],
         options=server_options(settings),
     )
     bound = bind(server)
