@@ -47,10 +47,10 @@ class TablesOptions:
     log_limit: int = DEFAULT_LOG_LIMIT
     lobby_snapshot_size: int = 200
     watcher_queue_size: int = 256
+    """Events a slow watcher may fall behind before it is made to catch up from the log."""
     recent_tables_kept: int = DEFAULT_TABLES_KEPT
     """Tables whose last committed copy a replica keeps, so that a player's next command
     needs no read (0: read every table afresh)."""
-    """Events a slow watcher may fall behind before it is made to catch up from the log."""
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> TablesOptions:
