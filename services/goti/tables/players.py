@@ -44,10 +44,10 @@ SECRET_BYTES: Final = 32
 """Random bytes in a token's secret: 43 URL-safe characters (a token is at most 64)."""
 RATE_WINDOW_MS: Final = 60_000
 VERIFIED_TOKENS_KEPT: Final = 50_000
-REVERIFY_MS: Final = 86_400_000
+DAY_SECONDS: Final = 86_400
+REVERIFY_MS: Final = DAY_SECONDS * 1000
 """How old a replica's verification of a token may grow before the replica reads the token
 from Redis again, renewing the guest's expiry as it does."""
-DAY_SECONDS: Final = 86_400
 
 _BEARER: Final = "bearer "
 _FORWARDED_FOR: Final = "x-forwarded-for"

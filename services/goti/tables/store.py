@@ -725,12 +725,6 @@ class TableStore:
             player_id, {_as_bytes(name).decode(): _as_bytes(value) for name, value in raw.items()}
         )
 
-    async def player_field(self, player_id: str, name: str) -> bytes | None:
-        """One field of a player; None if the player (or the field) does not exist."""
-        with _reachable():
-            value = await self._redis.hget(keys.player(player_id), name)
-        return None if value is None else _as_bytes(value)
-
     async def update_player(self, player_id: str, fields: Mapping[str, bytes]) -> bool:
         """Write fields of an existing player; False if there is no such player."""
         with _reachable():
