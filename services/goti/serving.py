@@ -53,7 +53,14 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from goti.api import convert
 from goti.api.v1 import errors_pb2
-from goti.settings import SERVICE_NAMES, ServiceName, Settings, SettingsError, unknown_variables
+from goti.settings import (
+    SERVICE_NAMES,
+    ServiceName,
+    Settings,
+    SettingsError,
+    unbracketed,
+    unknown_variables,
+)
 
 T = TypeVar("T")
 
@@ -560,10 +567,6 @@ class _ShutdownGate:
         return guarded
 
 
-def _unbracketed(host: str) -> str:
-    return host[1:-1] if host.startswith("[") and host.endswith("]") else host
-
-
 class _MetricsHTTPServer(socketserver.ThreadingMixIn, WSGIServer):
     daemon_threads = True
 
@@ -581,7 +584,7 @@ def _start_metrics_endpoint(
     host: str, port: int, registry: CollectorRegistry
 ) -> tuple[WSGIServer, int]:
     """Serve ``registry`` at ``/metrics`` from a daemon thread; return the server and its port."""
-    bare_host = _unbracketed(host)
+    bare_host = unbracketed(host)
     server_class = _MetricsHTTPServer6 if ":" in bare_host else _MetricsHTTPServer
     http_server: WSGIServer = make_server(
         bare_host,
@@ -644,7 +647,7 @@ class RunningServer:
     @property
     def target(self) -> str:
         """A gRPC target on this machine that reaches the server."""
-        host = _unbracketed(self.host)
+        host = unbracketed(self.host)
         if host in ("::", "0.0.0.0"):
             return f"localhost:{self.port}"
         return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
@@ -723,7 +726,7 @@ class RunningServer:
 
 
 def _address(host: str, port: int) -> str:
-    host = _unbracketed(host)
+    host = unbracketed(host)
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 

@@ -105,10 +105,14 @@ _HOST_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOSTNAME = re.compile(rf"^{_HOST_LABEL}(\.{_HOST_LABEL})*$")
 
 
+def unbracketed(host: str) -> str:
+    """A host as sockets take it: an IPv6 address without the brackets a URL puts round it."""
+    return host[1:-1] if host.startswith("[") and host.endswith("]") else host
+
+
 def _host(text: str) -> str:
     """A host name, an IPv4 address, or an IPv6 address with or without brackets."""
-    host = text.strip()
-    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    bare = unbracketed(text.strip())
     try:
         address = ipaddress.ip_address(bare)
     except ValueError:
@@ -166,9 +170,8 @@ def _networks(text: str) -> tuple[IpNetwork, ...]:
         entry = part.strip()
         if not entry:
             continue
-        bare = entry[1:-1] if entry.startswith("[") and entry.endswith("]") else entry
         try:
-            networks.append(ipaddress.ip_network(bare, strict=False))
+            networks.append(ipaddress.ip_network(unbracketed(entry), strict=False))
         except ValueError:
             raise _ParseError(
                 "IP addresses or networks such as 10.0.0.0/8, comma-separated"
