@@ -33,7 +33,6 @@ import contextlib
 import gc
 import json
 import os
-import platform
 import random
 import shlex
 import subprocess
@@ -60,10 +59,8 @@ from goti.api.v1 import (
     tables_pb2_grpc,
 )
 from goti.healthcheck import HealthCheckRequest, health_check_call, wait_until_serving
+from goti.machine_speed import describe_machine, finish_description
 from goti.redis_server import RedisServer, free_port
-from goti.rules.perft import perft
-from goti.rules.position import Position
-from goti.rules.variants import ENGLISH
 
 RESULTS: Final = Path(__file__).parent / "results" / "tables.json"
 HOST: Final = "127.0.0.1"
@@ -758,48 +755,13 @@ def _describe(label: str, figures: dict[str, Any]) -> str:
     )
 
 
-CALIBRATION_DEPTH: Final = 8
-
-
-def _calibration() -> int:
-    """Leaves per CPU-second of English perft from the start (the best of two): how fast
-    this machine runs Python just now.  A shared machine's speed drifts over an hour, so
-    figures of runs whose calibrations differ are not comparable."""
-    start = Position.initial(ENGLISH)
-    best = float("inf")
-    nodes = 0
-    for _ in range(2):
-        started = time.process_time()
-        nodes = perft(start, CALIBRATION_DEPTH)
-        best = min(best, time.process_time() - started)
-    return round(nodes / best)
-
-
-def _machine() -> dict[str, Any]:
-    model = ""
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return {
-        "cpu": model,
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "grpcio": grpc.__version__,
-        "platform": platform.platform(),
-        "load_average_at_start": [round(value, 2) for value in os.getloadavg()],
-        "perft_leaves_per_cpu_second_at_start": _calibration(),
-    }
-
-
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     deadline = time.monotonic() + args.max_minutes * 60
     results: dict[str, Any] = {
         "benchmark": "tables service: bots through the public API, two watchers per table",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(shlex.quote(part) for part in ["python", *sys.argv]),
-        "machine": _machine(),
+        "machine": describe_machine(),
         "goals": GOALS,
         "open_loop": [],
     }
@@ -905,13 +867,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             raise
         finally:
             await backend.stop()
-    results["machine"]["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
-    results["machine"]["perft_leaves_per_cpu_second_at_end"] = _calibration()
-    print(
-        "this machine's speed (English perft leaves per CPU-second): "
-        f"{results['machine']['perft_leaves_per_cpu_second_at_start']:,} at the start, "
-        f"{results['machine']['perft_leaves_per_cpu_second_at_end']:,} at the end"
-    )
+    print(finish_description(results["machine"]))
     return results
 
 
