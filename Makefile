@@ -63,6 +63,8 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/perft.py
 	$(BIN)/python bench/referee.py
 	$(BIN)/python bench/ai_depth.py
+	$(BIN)/python bench/tables.py
+	$(BIN)/python bench/move_path_floor.py
 	$(BIN)/pytest -m slow
 
 clean:

@@ -1,0 +1,432 @@
+"""The least a move can take on this machine along Goti's path, with handlers that do nothing.
+
+A move in Goti crosses: the player's client → the tables service (gRPC) → the referee
+(gRPC) → one Lua script on Redis (store, append to the log, publish) → Redis pub/sub → the
+tables service → two watch streams (gRPC) back to the watchers.  This benchmark builds the
+same chain out of bare parts and times it the way ``bench/tables.py`` times Goti:
+
+- a *referee* process: a ``grpc.aio`` server whose one unary method returns its request;
+- a *tables* process: a ``grpc.aio`` server whose ``Play`` calls that referee, runs one Lua
+  script (HSET, RPUSH, PUBLISH) and answers, and whose ``Watch`` streams what one shared
+  pub/sub connection receives on the table's channel;
+- a Redis process with the append-only log on, as in ``bench/tables.py``;
+- this process: players and two watchers per table, over 16 channels.
+
+No protobuf, no authentication, no rules, no validation: the bytes are opaque and sized like
+Goti's (a 230-byte state, a 570-byte referee answer, a 270-byte event).  Both servers run on
+uvloop with Goti's server options, as Goti's do.  What this measures is therefore the floor
+of the architecture on this machine: the gRPC hops, the Redis round trip and the wake-ups
+of processes that sleep between moves.  Goti's own figures (``bench/tables.py``) can be
+read against it; run both in one session, since this machine's speed drifts.
+
+Measured:
+
+- open loop: N tables (10 by default), each moving once every 3 s on average (exponential
+  gaps), as in ``bench/tables.py``: the move round trip (play call sent → the event at both
+  watchers), p50/p99;
+- each hop on its own after 0.3 s of quiet: one unary call to the tables server, one to the
+  referee, a Redis PING.
+
+Run: ``python bench/move_path_floor.py`` (figures to ``bench/results/move_path_floor.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import grpc
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+
+from goti import serving
+from goti.machine_speed import describe_machine, finish_description
+from goti.redis_server import RedisServer, free_port
+from goti.settings import Settings
+
+RESULTS: Final = Path(__file__).parent / "results" / "move_path_floor.json"
+HOST: Final = "127.0.0.1"
+CALL_TIMEOUT: Final = 10.0
+PLAY: Final = "/floor.Tables/Play"
+WATCH: Final = "/floor.Tables/Watch"
+APPLY: Final = "/floor.Referee/Apply"
+PING: Final = "/floor.Tables/Ping"
+STATE_BYTES: Final = 230
+ANSWER_BYTES: Final = 570
+EVENT_BYTES: Final = 270
+COMMIT_SCRIPT: Final = """
+redis.call('HSET', KEYS[1], 'game', ARGV[1])
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('LTRIM', KEYS[2], -16, -1)
+redis.call('PUBLISH', KEYS[3], ARGV[2])
+return 1
+"""
+
+
+def _percentile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
+
+def _summary(values: Sequence[float]) -> dict[str, float | int]:
+    return {
+        "samples": len(values),
+        "p50": _ms(_percentile(values, 0.5)),
+        "p99": _ms(_percentile(values, 0.99)),
+        "max": _ms(max(values)),
+    }
+
+
+# -- the two servers ------------------------------------------------------------------------
+
+
+async def _serve_referee(port: int) -> None:
+    async def apply(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+        return request + b"\0" * (ANSWER_BYTES - len(request))
+
+    server = grpc.aio.server(options=serving.server_options(Settings()))
+    server.add_generic_rpc_handlers(
+        [
+            grpc.method_handlers_generic_handler(
+                "floor.Referee", {"Apply": grpc.unary_unary_rpc_method_handler(apply)}
+            )
+        ]
+    )
+    server.add_insecure_port(f"{HOST}:{port}")
+    await server.start()
+    await server.wait_for_termination()
+
+
+@dataclass
+class _Subscriptions:
+    """One pub/sub connection; each channel's messages to every local listener's queue."""
+
+    redis: Redis
+    listeners: dict[str, set[asyncio.Queue[bytes]]] = field(default_factory=dict)
+    subscribed: asyncio.Event = field(default_factory=asyncio.Event)
+    pubsub: PubSub | None = None
+
+    async def read_forever(self) -> None:
+        pubsub = self.redis.pubsub()
+        await pubsub.subscribe("floor:idle")
+        self.pubsub = pubsub
+        self.subscribed.set()
+        while True:
+            message = await pubsub.get_message(timeout=1.0)
+            if message is None or message["type"] != "message":
+                continue
+            for queue in self.listeners.get(message["channel"].decode(), ()):
+                queue.put_nowait(message["data"])
+
+    @contextlib.asynccontextmanager
+    async def listen(self, channel: str) -> AsyncIterator[asyncio.Queue[bytes]]:
+        queue: asyncio.Queue[bytes] = asyncio.Queue()
+        listeners = self.listeners.setdefault(channel, set())
+        if not listeners:
+            assert self.pubsub is not None, "subscribe only once read_forever has connected"
+            await self.pubsub.subscribe(channel)
+        listeners.add(queue)
+        try:
+            yield queue
+        finally:
+            listeners.discard(queue)
+
+
+async def _serve_tables(port: int, referee_target: str, redis_url: str) -> None:
+    redis = Redis.from_url(redis_url)
+    commit = redis.register_script(COMMIT_SCRIPT)
+    subscriptions = _Subscriptions(Redis.from_url(redis_url))
+    reader = asyncio.ensure_future(subscriptions.read_forever())
+    await subscriptions.subscribed.wait()
+    channel = grpc.aio.insecure_channel(referee_target, options=serving.channel_options(Settings()))
+    apply: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(APPLY)
+    state = os.urandom(STATE_BYTES)
+
+    async def play(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+        table, _, event = request.partition(b"|")
+        answer = await apply(state, timeout=CALL_TIMEOUT)
+        name = table.decode()
+        await commit(
+            keys=[f"floor:{name}:game", f"floor:{name}:log", f"floor:{name}"],
+            args=[answer[:STATE_BYTES], event],
+        )
+        return event
+
+    async def watch(
+        request: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[bytes]:
+        async with subscriptions.listen(f"floor:{request.decode()}") as queue:
+            yield b"subscribed"
+            while True:
+                yield await queue.get()
+
+    async def ping(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+        return request
+
+    server = grpc.aio.server(options=serving.server_options(Settings()))
+    server.add_generic_rpc_handlers(
+        [
+            grpc.method_handlers_generic_handler(
+                "floor.Tables",
+                {
+                    "Play": grpc.unary_unary_rpc_method_handler(play),
+                    "Watch": grpc.unary_stream_rpc_method_handler(watch),
+                    "Ping": grpc.unary_unary_rpc_method_handler(ping),
+                },
+            )
+        ]
+    )
+    server.add_insecure_port(f"{HOST}:{port}")
+    await server.start()
+    try:
+        await server.wait_for_termination()
+    finally:
+        reader.cancel()
+
+
+# -- the players and watchers ---------------------------------------------------------------
+
+
+@dataclass
+class _Table:
+    name: str
+    pending: dict[bytes, tuple[float, int]] = field(default_factory=dict)
+
+
+async def _wait_for(call: Callable[[], Awaitable[object]], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            await call()
+            return
+        except grpc.aio.AioRpcError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)
+
+
+async def _timed(
+    call: Callable[[], Awaitable[object]], rounds: int, pause: float
+) -> dict[str, float | int]:
+    times = []
+    for _ in range(rounds):
+        await asyncio.sleep(pause)
+        started = time.perf_counter()
+        await call()
+        times.append(time.perf_counter() - started)
+    return _summary(times)
+
+
+async def _open_loop(
+    channels: list[grpc.aio.Channel],
+    count: int,
+    *,
+    mean_interval: float,
+    warmup: float,
+    measure: float,
+) -> dict[str, Any]:
+    tables = [_Table(f"t{index}-{os.urandom(4).hex()}") for index in range(count)]
+    round_trips: list[float] = []
+    window = [float("inf"), float("inf")]
+    streams = []
+
+    def channel_for(index: int) -> grpc.aio.Channel:
+        return channels[index % len(channels)]
+
+    async def watch(table: _Table, stream: Any) -> None:
+        while (message := await stream.read()) is not grpc.aio.EOF:
+            arrived = time.perf_counter()
+            sent = table.pending.get(message)
+            if sent is None:
+                continue
+            started, seen = sent
+            if seen + 1 < 2:
+                table.pending[message] = (started, seen + 1)
+                continue
+            del table.pending[message]
+            if window[0] <= started < window[1]:
+                round_trips.append(arrived - started)
+
+    watchers = []
+    for index, table in enumerate(tables):
+        for watcher in range(2):
+            watch_call: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel_for(
+                2 * index + watcher
+            ).unary_stream(WATCH)
+            stream = watch_call(table.name.encode())
+            first = await stream.read()
+            assert first == b"subscribed", first
+            streams.append(stream)
+            watchers.append(asyncio.ensure_future(watch(table, stream)))
+
+    async def drive(index: int, table: _Table, until: float) -> None:
+        play: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel_for(index + 7).unary_unary(
+            PLAY
+        )
+        move = 0
+        while time.perf_counter() < until:
+            await asyncio.sleep(random.expovariate(1 / mean_interval))
+            move += 1
+            event = f"{table.name}:{move}:".encode().ljust(EVENT_BYTES, b".")
+            table.pending[event] = (time.perf_counter(), 0)
+            await play(table.name.encode() + b"|" + event, timeout=CALL_TIMEOUT)
+
+    start = time.perf_counter()
+    window[:] = [start + warmup, start + warmup + measure]
+    await asyncio.gather(*(drive(i, t, window[1]) for i, t in enumerate(tables)))
+    await asyncio.sleep(0.5)
+    for stream in streams:
+        stream.cancel()
+    await asyncio.gather(*watchers, return_exceptions=True)
+    return {
+        "tables": count,
+        "watchers_per_table": 2,
+        "mean_interval_seconds": mean_interval,
+        "measured_seconds": measure,
+        "round_trip_ms": _summary(round_trips),
+    }
+
+
+@dataclass
+class _Backend:
+    folder: Path
+    redis: RedisServer | None = None
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    async def start(self) -> tuple[str, str]:
+        self.redis = RedisServer(self.folder / "redis", persistent=True)
+        await self.redis.astart()
+        referee_port, tables_port = free_port(), free_port()
+        for role, extra in (
+            ("referee", [str(referee_port)]),
+            ("tables", [str(tables_port), f"{HOST}:{referee_port}", self.redis.url]),
+        ):
+            self.processes.append(
+                subprocess.Popen(
+                    [sys.executable, __file__, "--role", role, *extra],
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
+        return f"{HOST}:{tables_port}", f"{HOST}:{referee_port}"
+
+    async def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        if self.redis is not None:
+            await self.redis.astop()
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    results: dict[str, Any] = {
+        "benchmark": "the move path's floor: Goti's hops with handlers that do nothing",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": " ".join(shlex.quote(part) for part in ["python", *sys.argv]),
+        "machine": describe_machine(),
+    }
+    with tempfile.TemporaryDirectory(prefix="goti-floor-") as folder:
+        backend = _Backend(Path(folder))
+        try:
+            tables_target, referee_target = await backend.start()
+            options = [("grpc.use_local_subchannel_pool", 1)]
+            channels = [
+                grpc.aio.insecure_channel(tables_target, options=options) for _ in range(16)
+            ]
+            referee = grpc.aio.insecure_channel(referee_target, options=options)
+            ping: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channels[0].unary_unary(PING)
+            apply: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = referee.unary_unary(APPLY)
+            await _wait_for(lambda: ping(b"x", timeout=1))
+            await _wait_for(lambda: apply(b"x", timeout=1))
+            assert backend.redis is not None
+            redis = Redis.from_url(backend.redis.url)
+            state = os.urandom(STATE_BYTES)
+            results["hops_after_idle"] = {
+                "idle_pause_seconds": args.idle_pause,
+                "tables_call_ms": await _timed(
+                    lambda: ping(b"x", timeout=CALL_TIMEOUT), args.hop_rounds, args.idle_pause
+                ),
+                "referee_call_ms": await _timed(
+                    lambda: apply(state, timeout=CALL_TIMEOUT), args.hop_rounds, args.idle_pause
+                ),
+                "redis_ping_ms": await _timed(redis.ping, args.hop_rounds, args.idle_pause),
+            }
+            await redis.aclose()
+            print(f"each hop after {args.idle_pause} s of quiet: {results['hops_after_idle']}")
+            results["open_loop"] = []
+            for count in args.tables:
+                figures = await _open_loop(
+                    channels,
+                    count,
+                    mean_interval=args.mean_interval,
+                    warmup=args.warmup,
+                    measure=args.measure,
+                )
+                results["open_loop"].append(figures)
+                trip = figures["round_trip_ms"]
+                print(
+                    f"open loop: {count} tables, {trip['samples']} moves - round trip "
+                    f"p50 {trip['p50']} ms, p99 {trip['p99']} ms, max {trip['max']} ms",
+                    flush=True,
+                )
+            for channel in [*channels, referee]:
+                await channel.close()
+        finally:
+            await backend.stop()
+    print(finish_description(results["machine"]))
+    return results
+
+
+def _counts(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=_counts, default=[10], help="table counts (10)")
+    parser.add_argument("--mean-interval", type=float, default=3.0, help="seconds (3)")
+    parser.add_argument("--warmup", type=float, default=3.0, help="seconds (3)")
+    parser.add_argument("--measure", type=float, default=30.0, help="seconds (30)")
+    parser.add_argument("--idle-pause", type=float, default=0.3, help="seconds (0.3)")
+    parser.add_argument("--hop-rounds", type=int, default=20, help="calls timed per hop (20)")
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--role", choices=["referee", "tables"], help=argparse.SUPPRESS)
+    parser.add_argument("role_args", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.role == "referee":
+        serving.run(lambda: _serve_referee(int(args.role_args[0])))
+        return
+    if args.role == "tables":
+        port, referee_target, redis_url = args.role_args
+        serving.run(lambda: _serve_tables(int(port), referee_target, redis_url))
+        return
+    results = serving.run(lambda: run(args))
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"written to {args.output}")
+
+
+if __name__ == "__main__":
+    main()
