@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from goti.ai import Level, choose_move
+from goti.benchmarking import cpu_model
 from goti.rules.game import Game
 
 BENCH = Path(__file__).resolve().parent
@@ -98,16 +99,6 @@ def summarize(found: Sequence[Measurement]) -> dict[str, Any]:
     }
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _cpu_pressure() -> str | None:
     try:
         return Path("/proc/pressure/cpu").read_text().splitlines()[0]
@@ -140,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
         "machine": {
-            "cpu": _cpu_model(),
+            "cpu": cpu_model(),
             "cores": os.cpu_count(),
             "python": platform.python_version(),
             "implementation": platform.python_implementation(),

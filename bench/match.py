@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from goti.ai import Level, choose_move
+from goti.benchmarking import cpu_model
 from goti.rules.color import Color
 from goti.rules.game import Game
 from goti.rules.moves import Move
@@ -278,16 +279,8 @@ def _finite(value: float) -> float | str:
 
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
-    model = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     return {
-        "cpu": model,
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),

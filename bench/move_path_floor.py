@@ -54,7 +54,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
 from goti import serving
-from goti.machine_speed import describe_machine, finish_description
+from goti.benchmarking import describe_machine, finish_description
 from goti.redis_server import RedisServer, free_port
 from goti.settings import Settings
 

@@ -56,6 +56,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from goti import serving
 from goti.api import convert
 from goti.api.v1 import referee_pb2
+from goti.benchmarking import cpu_model
 from goti.rules.game import Game
 from goti.rules.variants import ENGLISH, RUSSIAN, Variant
 from goti.settings import Settings
@@ -334,17 +335,6 @@ def _median_run(runs: Sequence[Run]) -> Run:
     return sorted(runs, key=Run.p99_ms)[len(runs) // 2]
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _cpu_pressure() -> str | None:
     """The kernel's CPU pressure line (share of time tasks waited for a CPU), if it keeps one:
     what the neighbours were doing to the figures."""
@@ -439,7 +429,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "python": platform.python_version(),
                 "grpcio": grpc.__version__,
                 "machine": platform.machine(),
-                "cpu": _cpu_model(),
+                "cpu": cpu_model(),
                 "cpus_available": len(cpus),
                 "pinned": pinned,
                 "load_average_before": [round(value, 2) for value in load_average_before],

@@ -58,8 +58,8 @@ from goti.api.v1 import (
     tables_pb2,
     tables_pb2_grpc,
 )
+from goti.benchmarking import describe_machine, finish_description
 from goti.healthcheck import HealthCheckRequest, health_check_call, wait_until_serving
-from goti.machine_speed import describe_machine, finish_description
 from goti.redis_server import RedisServer, free_port
 
 RESULTS: Final = Path(__file__).parent / "results" / "tables.json"

@@ -1,4 +1,4 @@
-"""What a benchmark records about the machine it ran on, its speed at that moment included.
+"""What Goti's benchmarks (``bench/``) record about the machine they ran on.
 
 A shared machine's speed drifts by a third within an hour, so each benchmark that compares
 with another run writes down how fast this machine ran Python at its start and end: leaves
@@ -36,16 +36,19 @@ def perft_leaves_per_cpu_second() -> int:
     return round(nodes / best)
 
 
-def describe_machine() -> dict[str, Any]:
-    """The CPU, the software versions, the load and the speed, as a run starts."""
-    model = ""
+def cpu_model() -> str:
+    """The CPU's model name, from /proc/cpuinfo where there is one."""
     with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def describe_machine() -> dict[str, Any]:
+    """The CPU, the software versions, the load and the speed, as a run starts."""
     return {
-        "cpu": model,
+        "cpu": cpu_model(),
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "grpcio": grpc.__version__,
