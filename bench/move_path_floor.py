@@ -54,7 +54,12 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
 from goti import serving
-from goti.benchmarking import describe_machine, finish_description
+from goti.benchmarking import (
+    describe_machine,
+    finish_description,
+    milliseconds,
+    percentile,
+)
 from goti.redis_server import RedisServer, free_port
 from goti.settings import Settings
 
@@ -77,21 +82,12 @@ return 1
 """
 
 
-def _percentile(values: Sequence[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
-def _ms(seconds: float) -> float:
-    return round(seconds * 1000, 3)
-
-
 def _summary(values: Sequence[float]) -> dict[str, float | int]:
     return {
         "samples": len(values),
-        "p50": _ms(_percentile(values, 0.5)),
-        "p99": _ms(_percentile(values, 0.99)),
-        "max": _ms(max(values)),
+        "p50": milliseconds(percentile(values, 0.5)),
+        "p99": milliseconds(percentile(values, 0.99)),
+        "max": milliseconds(max(values)),
     }
 
 

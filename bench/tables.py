@@ -58,7 +58,12 @@ from goti.api.v1 import (
     tables_pb2,
     tables_pb2_grpc,
 )
-from goti.benchmarking import describe_machine, finish_description
+from goti.benchmarking import (
+    describe_machine,
+    finish_description,
+    milliseconds,
+    percentile,
+)
 from goti.healthcheck import HealthCheckRequest, health_check_call, wait_until_serving
 from goti.redis_server import RedisServer, free_port
 
@@ -523,18 +528,6 @@ def _bots_uncollected() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _percentile(values: Sequence[float], fraction: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-    return ordered[index]
-
-
-def _ms(seconds: float) -> float:
-    return round(seconds * 1000, 3)
-
-
 @contextlib.asynccontextmanager
 async def _tables(
     bots: Bots, count: int, watchers: int
@@ -611,9 +604,9 @@ async def run_phase(
 
     def per_move(cpu: dict[str, float]) -> dict[str, float | None]:
         figures: dict[str, float | None] = {
-            name: _ms(value / moves) if moves else None for name, value in cpu.items()
+            name: milliseconds(value / moves) if moves else None for name, value in cpu.items()
         }
-        figures["total"] = _ms(sum(cpu.values()) / moves) if moves else None
+        figures["total"] = milliseconds(sum(cpu.values()) / moves) if moves else None
         return figures
 
     return {
@@ -625,14 +618,14 @@ async def run_phase(
         "moves_per_second": round(moves / wall, 1),
         "round_trip_ms": {
             "samples": len(recorder.round_trips),
-            "p50": _ms(_percentile(recorder.round_trips, 0.50)),
-            "p90": _ms(_percentile(recorder.round_trips, 0.90)),
-            "p99": _ms(_percentile(recorder.round_trips, 0.99)),
-            "max": _ms(max(recorder.round_trips, default=float("nan"))),
+            "p50": milliseconds(percentile(recorder.round_trips, 0.50)),
+            "p90": milliseconds(percentile(recorder.round_trips, 0.90)),
+            "p99": milliseconds(percentile(recorder.round_trips, 0.99)),
+            "max": milliseconds(max(recorder.round_trips, default=float("nan"))),
         },
         "play_call_ms": {
-            "p50": _ms(_percentile(recorder.play_calls, 0.50)),
-            "p99": _ms(_percentile(recorder.play_calls, 0.99)),
+            "p50": milliseconds(percentile(recorder.play_calls, 0.50)),
+            "p99": milliseconds(percentile(recorder.play_calls, 0.99)),
         },
         "moves_over_50_ms_by_second": _by_second(recorder.slow_starts, recorder.window_start),
         "server_cpu_ms_per_move": per_move(spent),
@@ -643,7 +636,9 @@ async def run_phase(
         "server_cpu_utilisation_idle": {
             name: round(value, 3) for name, value in idle_rates.items()
         },
-        "client_cpu_ms_per_move": _ms((client_after - client_before) / moves) if moves else None,
+        "client_cpu_ms_per_move": milliseconds((client_after - client_before) / moves)
+        if moves
+        else None,
         "redis_commands_per_move": {
             name: round((calls - commands_before.get(name, 0)) / moves, 2)
             for name, calls in sorted(commands_after.items())
@@ -666,7 +661,10 @@ async def _timed(
         started = time.perf_counter()
         await call()
         times.append(time.perf_counter() - started)
-    return {"p50": _ms(_percentile(times, 0.5)), "p99": _ms(_percentile(times, 0.99))}
+    return {
+        "p50": milliseconds(percentile(times, 0.5)),
+        "p99": milliseconds(percentile(times, 0.99)),
+    }
 
 
 async def anatomy(
@@ -727,12 +725,12 @@ async def anatomy(
             # Each move alone: its events reach the watchers before the next one starts.
             await asyncio.sleep(0.01)
         figures["tables_play_ms"] = {
-            "p50": _ms(_percentile(recorder.play_calls, 0.5)),
-            "p99": _ms(_percentile(recorder.play_calls, 0.99)),
+            "p50": milliseconds(percentile(recorder.play_calls, 0.5)),
+            "p99": milliseconds(percentile(recorder.play_calls, 0.99)),
         }
         figures["move_round_trip_ms"] = {
-            "p50": _ms(_percentile(recorder.round_trips, 0.5)),
-            "p99": _ms(_percentile(recorder.round_trips, 0.99)),
+            "p50": milliseconds(percentile(recorder.round_trips, 0.5)),
+            "p99": milliseconds(percentile(recorder.round_trips, 0.99)),
         }
     return figures
 

@@ -12,6 +12,7 @@ import contextlib
 import os
 import platform
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -67,3 +68,18 @@ def finish_description(machine: dict[str, Any]) -> str:
         f"{machine['perft_leaves_per_cpu_second_at_start']:,} at the start, "
         f"{machine['perft_leaves_per_cpu_second_at_end']:,} at the end"
     )
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The value ``fraction`` of the way through ``values`` sorted (nearest rank); NaN for
+    none.  Benchmarks whose figures are read against each other use this one definition."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def milliseconds(seconds: float) -> float:
+    """Seconds as milliseconds, to the microsecond."""
+    return round(seconds * 1000, 3)
