@@ -204,10 +204,12 @@ class GotiClient:
         )
         return self._seen(wire.table_from_proto(response.table, response.your_role))
 
-    async def get_table(self, table_id: str) -> Table:
-        """A table as of now, with the caller's role there."""
+    async def get_table(self, table_id: str = "", *, code: str = "") -> Table:
+        """A table as of now, with the caller's role there: by its id, or by its ``code`` as
+        typed or its whole join link (to watch a table known only by what its players were
+        shown, watch the ``table_id`` this returns)."""
         response = await self._call(
-            self._tables.GetTable, tables_pb2.GetTableRequest(table_id=table_id)
+            self._tables.GetTable, tables_pb2.GetTableRequest(table_id=table_id, code=code)
         )
         return self._seen(wire.table_from_proto(response.table, response.your_role))
 

@@ -407,13 +407,7 @@ class Dealer:
     async def join_table(self, player_id: str, code: str) -> SeatedTable:
         """Take the open seat of the table with this code (or the caller's seat there)."""
         await self._rate_limit(player_id, "join", self._options.joins_per_minute)
-        table_id = await self._store.table_for_code(code)
-        if table_id is None:
-            raise CallRefusedError.of(
-                errors_pb2.ERROR_REASON_TABLE_NOT_FOUND,
-                f"no table has the code {code}: check it, or the table has ended",
-                field="code",
-            )
+        table_id = await self._table_for_code(code)
         for _ in range(_JOIN_ATTEMPTS):
             loaded = await self.load(table_id, field="code")
             record = loaded.record
@@ -445,12 +439,35 @@ class Dealer:
             )
         raise CallRefusedError.unavailable("the table kept changing while joining; retry")
 
+    async def find_table(self, code: str, player_id: str | None, address: str) -> str:
+        """The id of the table with this code, for a caller who wants to watch it: looked up
+        at the join rate, per player or, without a token, per client address, so that codes
+        cannot be tried one after another."""
+        counter = (
+            keys.address_rate_limit(address, "find")
+            if player_id is None
+            else keys.rate_limit(player_id, "find")
+        )
+        await self._hit_rate_limit(counter, "lookup", self._options.joins_per_minute)
+        return await self._table_for_code(code)
+
+    async def _table_for_code(self, code: str) -> str:
+        table_id = await self._store.table_for_code(code)
+        if table_id is None:
+            raise CallRefusedError.of(
+                errors_pb2.ERROR_REASON_TABLE_NOT_FOUND,
+                f"no table has the code {code}: check it, or the table has ended",
+                field="code",
+            )
+        return table_id
+
     async def _rate_limit(self, player_id: str, action: str, per_minute: int) -> None:
+        await self._hit_rate_limit(keys.rate_limit(player_id, action), action, per_minute)
+
+    async def _hit_rate_limit(self, counter: str, action: str, per_minute: int) -> None:
         if not per_minute:
             return
-        wait_ms = await self._store.hit_rate_limit(
-            keys.rate_limit(player_id, action), per_minute, RATE_WINDOW_MS
-        )
+        wait_ms = await self._store.hit_rate_limit(counter, per_minute, RATE_WINDOW_MS)
         if wait_ms:
             raise CallRefusedError.of(
                 errors_pb2.ERROR_REASON_RATE_LIMITED,

@@ -126,8 +126,13 @@ class TablesServicer:
         self, request: tables_pb2.GetTableRequest, context: Context
     ) -> Message:
         async def work() -> tables_pb2.GetTableResponse:
-            player_id = await self._players.identify(_metadata(context))
-            seated = await self._dealer.get_table(validation.table_id(request.table_id), player_id)
+            metadata = _metadata(context)
+            player_id = await self._players.identify(metadata)
+            table_id, code = validation.table_by(request.table_id, request.code)
+            if code:
+                address = self._players.client_address(context.peer(), metadata)
+                table_id = await self._dealer.find_table(code, player_id, address)
+            seated = await self._dealer.get_table(table_id, player_id)
             return tables_pb2.GetTableResponse(table=seated.table, your_role=seated.role)
 
         return await _answer(context, work())

@@ -24,8 +24,9 @@ MAX_REQUEST_ID_CHARS: Final = 64
 MAX_TABLE_ID_CHARS: Final = 32
 MAX_NOTATION_BYTES: Final = 64
 MAX_PATH_SQUARES: Final = 13
-MAX_CODE_CHARS: Final = 64
-"""A code as typed may carry spaces and dashes; anything longer is no code."""
+MAX_CODE_CHARS: Final = 2048
+"""A code as typed may carry spaces and dashes, and may come as a whole join link; anything
+longer is neither."""
 MAX_DISPLAY_NAME_CHARS: Final = 24
 DEFAULT_PAGE_SIZE: Final = 50
 MAX_PAGE_SIZE: Final = 200
@@ -59,16 +60,43 @@ def table_id(value: str, field: str = "table_id") -> str:
 
 
 def code(value: str) -> str:
-    """A table code as typed, normalised."""
+    """A table code as typed or inside a join link, normalised.
+
+    >>> code(" k7q-x2m "), code("https://goti.example/join/K7QX2M/")
+    ('K7QX2M', 'K7QX2M')
+    """
     if not value.strip():
         raise CallRefusedError.invalid("code", "code is required")
-    found = seating.read_code(value) if len(value) <= MAX_CODE_CHARS else None
+    found = seating.read_code(_last_path_segment(value)) if len(value) <= MAX_CODE_CHARS else None
     if found is None:
         raise CallRefusedError.invalid(
             "code",
-            f"a table code is {seating.CODE_LENGTH} characters from {seating.CODE_ALPHABET}",
+            f"a table code is {seating.CODE_LENGTH} characters from {seating.CODE_ALPHABET}, "
+            "as typed or at the end of its join link",
         )
     return found
+
+
+def _last_path_segment(text: str) -> str:
+    # A join link ends in the code (…/join/K7QX2M), perhaps followed by a query or a slash.
+    text = text.strip().split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    return text.rsplit("/", 1)[-1]
+
+
+def table_by(table_id_value: str, code_value: str) -> tuple[str, str]:
+    """Which table a request names: ``(table_id, "")`` or ``("", code)``; exactly one of the
+    two fields must be set."""
+    if table_id_value and code_value:
+        raise CallRefusedError.invalid(
+            "code", "set either table_id or code, not both: they may name different tables"
+        )
+    if code_value:
+        return "", code(code_value)
+    if not table_id_value:
+        raise CallRefusedError.invalid(
+            "table_id", "table_id is required (or code, the table's code or join link)"
+        )
+    return table_id(table_id_value), ""
 
 
 def _enum(value: int, field: str, allowed: range) -> int:

@@ -946,8 +946,8 @@ class JoinTableRequest(_message.Message):
     request_id: _builtins.str
     """Chosen by the app, 1-64 characters of `A-Za-z0-9_-` (a UUID)."""
     code: _builtins.str
-    """The table's code, as typed or from its link or lobby entry (case, spaces and dashes
-    ignored).
+    """The table's code, as typed or from its lobby entry (case, spaces and dashes ignored),
+    or its whole join link (`https://host/join/K7QX2M`).
     """
     def __init__(
         self,
@@ -993,21 +993,31 @@ Global___JoinTableResponse: _TypeAlias = JoinTableResponse  # noqa: Y015
 
 @_typing.final
 class GetTableRequest(_message.Message):
-    """Asks for a table."""
+    """Asks for a table, by its id or by what its players were shown: its code or join link.
+    To watch a table known only by its code, ask for it here, then call WatchTable with the
+    `table.table_id` of the answer.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    """The table's id."""
+    """The table's id. Exactly one of `table_id` and `code` is set."""
+    code: _builtins.str
+    """The table's code as typed (case, spaces and dashes ignored), or its whole join link
+    (`https://host/join/K7QX2M`). Lookups by code are rate-limited like joins (RATE_LIMITED
+    with `retryAfterMs`); an unknown code is TABLE_NOT_FOUND with `field` "code".
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
+        code: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -180,7 +180,7 @@ class TablesServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTable(self, request, context):
-        """A table with its game, as of now.
+        """A table with its game, as of now, by its id or by its code or join link.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

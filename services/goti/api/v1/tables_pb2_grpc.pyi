@@ -72,7 +72,7 @@ class TablesServiceStub:
     Rate-limited per player.
     """
     GetTable: _grpc.UnaryUnaryMultiCallable[_tables_pb2.GetTableRequest, _tables_pb2.GetTableResponse]
-    """A table with its game, as of now."""
+    """A table with its game, as of now, by its id or by its code or join link."""
     ListTables: _grpc.UnaryUnaryMultiCallable[_tables_pb2.ListTablesRequest, _tables_pb2.ListTablesResponse]
     """The open public tables waiting for an opponent, newest first."""
     WatchLobby: _grpc.UnaryStreamMultiCallable[_tables_pb2.WatchLobbyRequest, _tables_pb2.WatchLobbyResponse]
@@ -142,7 +142,7 @@ class TablesServiceAsyncStub(TablesServiceStub):
     Rate-limited per player.
     """
     GetTable: _aio.UnaryUnaryMultiCallable[_tables_pb2.GetTableRequest, _tables_pb2.GetTableResponse]  # type: ignore[assignment]
-    """A table with its game, as of now."""
+    """A table with its game, as of now, by its id or by its code or join link."""
     ListTables: _aio.UnaryUnaryMultiCallable[_tables_pb2.ListTablesRequest, _tables_pb2.ListTablesResponse]  # type: ignore[assignment]
     """The open public tables waiting for an opponent, newest first."""
     WatchLobby: _aio.UnaryStreamMultiCallable[_tables_pb2.WatchLobbyRequest, _tables_pb2.WatchLobbyResponse]  # type: ignore[assignment]
@@ -227,7 +227,7 @@ class TablesServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _tables_pb2.GetTableRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_tables_pb2.GetTableResponse, _abc.Awaitable[_tables_pb2.GetTableResponse]]:
-        """A table with its game, as of now."""
+        """A table with its game, as of now, by its id or by its code or join link."""
 
     @_abc_1.abstractmethod
     def ListTables(
