@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, replace
 
 from in_process_backend import NO_RATE_LIMITS, TablesWiring, start_peers
 
+from goti import serving
+
 
 @dataclass
 class Backend:
@@ -20,6 +22,7 @@ class Backend:
     port: int = 0
     _stack: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
     _tables: contextlib.AsyncExitStack | None = None
+    _server: serving.RunningServer | None = None
 
     @property
     def target(self) -> str:
@@ -31,12 +34,21 @@ class Backend:
         server, _ = await self.wiring.start(tables, port=self.port)
         self.port = server.port
         self._tables = tables
+        self._server = server
+
+    async def drain_tables(self, *, grace: float) -> None:
+        """Stop the tables server as a deploy does: its clients are sent away (GOAWAY) and
+        the calls in flight get ``grace`` seconds to finish."""
+        if self._server is not None:
+            await self._server.stop(grace)
+        await self.stop_tables()
 
     async def stop_tables(self) -> None:
         """Stop the tables server at once: every stream and call on it breaks."""
         if self._tables is not None:
             await self._tables.aclose()
             self._tables = None
+            self._server = None
 
     async def close(self) -> None:
         await self.stop_tables()

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from goti.rules import Variant
 from goti_client.terminal.app import DEFAULT_SERVER, GotiApp
 from goti_client.terminal.labels import Language, language_from_locale
-from goti_client.terminal.player_files import PlayerFiles
+from goti_client.terminal.player_files import PlayerFiles, log_file_for_user
+from goti_client.terminal.terminal_output import stderr_to_log
 from goti_client.terminal.terminal_theme import Brightness, detect_brightness
 
 __all__ = ["DEFAULT_SERVER", "GotiApp", "Language", "play"]
@@ -29,12 +30,15 @@ def play(
 ) -> int:
     """Run the terminal client until the player quits; returns the exit status."""
     environment = os.environ if environment is None else environment
-    app = GotiApp(
-        server=server,
-        language=language or language_from_locale(environment),
-        variant=variant,
-        files=PlayerFiles.for_user(),
-        brightness=brightness or detect_brightness(environment),
-    )
-    app.run()
+    brightness = brightness or detect_brightness(environment)
+    # gRPC's C core logs to descriptor 2 directly: into a file, or it lands on the screen.
+    with stderr_to_log(log_file_for_user()):
+        app = GotiApp(
+            server=server,
+            language=language or language_from_locale(environment),
+            variant=variant,
+            files=PlayerFiles.for_user(),
+            brightness=brightness,
+        )
+        app.run()
     return app.return_code or 0

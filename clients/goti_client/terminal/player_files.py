@@ -4,7 +4,8 @@ table of the game left unfinished there.
 A token belongs to one server, so each server gets its own identity file; losing one would
 lose the player's tables and streaks there.  The identity lives in the user's config folder
 (``~/.config/goti`` on Linux), the unfinished game in the data folder
-(``~/.local/share/goti``).
+(``~/.local/share/goti``), and what gRPC logs while the client runs in the state folder
+(``~/.local/state/goti/play.log``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 def server_slug(server: str) -> str:
     """A file name for a server target (``localhost:50051`` -> ``localhost_50051``)."""
     return _UNSAFE.sub("_", server).strip("_") or "server"
+
+
+def log_file_for_user() -> Path:
+    """Where ``goti play`` keeps the lines gRPC logs while it runs, off the screen."""
+    return platformdirs.user_state_path(APP_NAME) / "play.log"
 
 
 @dataclass(frozen=True, slots=True)

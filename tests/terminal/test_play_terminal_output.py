@@ -1,0 +1,49 @@
+"""``goti play`` as a real process in a pseudo-terminal: nothing but the interface reaches the
+screen, not even what gRPC's C core logs when the server goes away."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .pseudo_terminal import PseudoTerminal, goti_play_command, player_environment
+from .running_backend import Backend
+
+GOAWAY_LOG = "Got goaway"
+"""What gRPC's C core logs (chttp2_transport.cc) when a server sends its clients away."""
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+async def test_grpc_log_lines_go_to_the_log_file_not_the_screen_when_the_server_goes_away(
+    backend: Backend, tmp_path: Path
+) -> None:
+    terminal = PseudoTerminal(
+        goti_play_command(backend.target, "--theme", "dark", "--lang", "en"),
+        environment=player_environment(tmp_path),
+    )
+    log_file = tmp_path / "state" / "goti" / "play.log"
+    try:
+        await terminal.wait_for(lambda: "Playing as" in terminal.output, "the start screen")
+        # Enter on the focused Play button: a game against the computer, watched live.
+        terminal.type("\r")
+        await terminal.wait_for(lambda: "Your move" in terminal.output, "the game screen")
+        await backend.drain_tables(grace=1.0)
+        await terminal.wait_for(lambda: GOAWAY_LOG in _read(log_file), "gRPC's log line")
+        await terminal.wait_for(lambda: "reconnecting" in terminal.output, "reconnecting shown")
+        await backend.start_tables()
+        await terminal.wait_for(
+            lambda: terminal.output.rsplit("reconnecting", 1)[-1].count("connected") > 0,
+            "connected again",
+        )
+        assert "chttp2" not in terminal.output
+        assert GOAWAY_LOG not in terminal.output
+        terminal.type("\x11")  # Ctrl+Q
+        await terminal.wait_for(lambda: terminal.process.poll() is not None, "goti play to end")
+        assert terminal.process.returncode == 0
+    finally:
+        await terminal.close()
