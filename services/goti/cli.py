@@ -22,6 +22,9 @@ from goti.rules.variants import Variant, find_variant
 from goti.settings import Settings, SettingsError, help_text
 
 USAGE_ERROR = 2
+READER_GONE = 141
+"""The status of a command whose output pipe closed early: 128 + SIGPIPE, as a shell reports
+a command that signal ended."""
 
 
 class UsageError(Exception):
@@ -334,12 +337,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         run: Callable[[argparse.Namespace], int] = args.run
-        return run(args)
+        status = run(args)
+        # Flushed here, so that a reader gone early is seen below, not at exit.
+        sys.stdout.flush()
     except UsageError as error:
         print(f"goti: error: {error}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
+    return status
+
+
+def _reader_gone() -> int:
+    """The end of a command whose reader stopped reading (``goti moves --json | head``):
+    quietly, as a command killed by SIGPIPE, with no traceback."""
+    # What is still buffered for stdout would fail again at exit: let it go nowhere.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return READER_GONE
 
 
 if __name__ == "__main__":

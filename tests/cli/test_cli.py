@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -92,3 +93,23 @@ def test_goti_engine_answers_each_position_with_a_move() -> None:
     assert first in {"9-13", "9-14", "10-14", "10-15", "11-15", "11-16", "12-16"}
     assert second == "c3:e5:g7"
     assert third.startswith("error: ")
+
+
+@pytest.mark.parametrize("output", [(), ("--json",)])
+def test_moves_into_a_pipe_whose_reader_has_gone_ends_quietly(output: tuple[str, ...]) -> None:
+    # As `goti moves --json | head` once head has read its fill: the read end is closed.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "goti.cli", "moves", "--fen", "B:W21-32:B1-12", *output],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert result.stderr == ""
+    assert result.returncode == 141
