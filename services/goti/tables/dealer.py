@@ -215,12 +215,13 @@ class Dealer:
     ) -> list[tables_pb2.TableEvent]:
         """Events from the log in their full form (the referee describes their boards)."""
         parsed = [tables_pb2.TableEvent.FromString(event) for event in lean_events]
-        boards = [(event, events.board_of(event)) for event in parsed]
-        needed = [(event, board) for event, board in boards if board is not None]
+        needed = [
+            (event, events.position_state(variant, board, events.ending_of(parsed, index)))
+            for index, event in enumerate(parsed)
+            if (board := events.board_of(event)) is not None
+        ]
         if needed:
-            views = await asyncio.gather(
-                *(self.view(events.position_state(variant, board)) for _, board in needed)
-            )
+            views = await asyncio.gather(*(self.view(state) for _, state in needed))
             for (event, _), view in zip(needed, views, strict=True):
                 events.restore(event, view)
         return parsed

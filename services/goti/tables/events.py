@@ -185,14 +185,42 @@ def board_of(event: tables_pb2.TableEvent) -> game_pb2.Board | None:
     return None
 
 
-def position_state(variant: int, board: game_pb2.Board) -> bytes:
+LOST_ON_THE_BOARD: Final = frozenset(
+    {game_pb2.TERMINATION_NO_PIECES, game_pb2.TERMINATION_NO_MOVES}
+)
+"""Endings that the board itself shows: a state at that board must carry its outcome, or the
+referee rightly refuses it as a game that should have ended."""
+
+
+def position_state(
+    variant: int, board: game_pb2.Board, outcome: game_pb2.Outcome | None = None
+) -> bytes:
     """A game state that starts at ``board``: the referee's description of it gives the
-    board's FEN and the legal moves there, which is all a lean event lacks."""
+    board's FEN and the legal moves there, which is all a lean event lacks.
+
+    ``outcome`` is how the game ended when the event's move ended it; it goes into the state
+    only when the board shows it (no pieces or no moves for the side to move), since a
+    repetition or the move limit cannot be seen on one board.
+    """
     position = game_pb2.Position(
         white=board.white, black=board.black, kings=board.kings, turn=board.turn
     )
     state = game_pb2.GameState(variant=variant, start=position, position=position)  # type: ignore[arg-type]
+    if outcome is not None and outcome.termination in LOST_ON_THE_BOARD:
+        state.outcome.CopyFrom(outcome)
     return state.SerializeToString(deterministic=True)
+
+
+def ending_of(logged: Sequence[tables_pb2.TableEvent], index: int) -> game_pb2.Outcome | None:
+    """How the game ended, when the event at ``index`` ends it: a move after which no turn
+    follows is committed with its GameOver, which the log keeps right after it."""
+    event = logged[index]
+    if event.WhichOneof("kind") != "move_played" or event.move_played.HasField("next"):
+        return None
+    for later in logged[index + 1 :]:
+        if later.WhichOneof("kind") == "game_over":
+            return later.game_over.outcome
+    return None
 
 
 def restore(event: tables_pb2.TableEvent, view: game_pb2.GameView) -> None:
