@@ -52,3 +52,21 @@ async def test_a_public_table_opens_in_the_lobby_and_leaves_it_when_joined(
         assert private.table_id not in {entry.table_id for entry in listed}
     finally:
         await watch.aclose()
+
+
+async def test_a_spectator_watches_a_table_found_by_its_join_link(clients: Clients) -> None:
+    host = await clients.open(display_name="Host")
+    guest = await clients.open()
+    spectator = await clients.open(guest=False)
+    table = await host.create_table(starting_player=StartingPlayer.PLAYER_1)
+    await guest.join_table(table.join_url)
+    found = await spectator.get_table(code=table.join_url)
+    assert found.table_id == table.table_id and found.code == table.code
+    assert found == await spectator.get_table(code=table.code.lower())
+    watch = spectator.watch(found.table_id, after_seq=found.seq)
+    try:
+        events = await host.play(table.table_id, "11-15", expected_seq=found.seq)
+        seen = await asyncio.wait_for(anext(watch), WAIT_SECONDS)
+        assert seen == events[0]
+    finally:
+        await watch.aclose()
