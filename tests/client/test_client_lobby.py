@@ -5,7 +5,15 @@ from __future__ import annotations
 import asyncio
 
 from goti.rules import RUSSIAN, Color
-from goti_client import LobbySnapshot, LobbyUpdate, StartingPlayer, TableClosed, TableOpened
+from goti_client import (
+    LobbySnapshot,
+    LobbyUpdate,
+    MovePlayed,
+    StartingPlayer,
+    TableClosed,
+    TableOpened,
+)
+from goti_client.watches import TableWatch
 
 from .conftest import Clients
 
@@ -70,3 +78,40 @@ async def test_a_spectator_watches_a_table_found_by_its_join_link(clients: Clien
         assert seen == events[0]
     finally:
         await watch.aclose()
+
+
+async def test_after_joining_from_the_lobby_each_player_sees_the_others_move(
+    clients: Clients,
+) -> None:
+    host = await clients.open(display_name="Host")
+    guest = await clients.open(display_name="Guest")
+    lobby = guest.watch_lobby()
+    try:
+        assert isinstance(await asyncio.wait_for(anext(lobby), WAIT_SECONDS), LobbySnapshot)
+        table = await host.create_table(public=True, starting_player=StartingPlayer.PLAYER_1)
+        opened = await asyncio.wait_for(anext(lobby), WAIT_SECONDS)
+        assert isinstance(opened, TableOpened) and opened.table.table_id == table.table_id
+        joined = await guest.join_table(opened.table.code)
+    finally:
+        await lobby.aclose()
+    host_watch = host.watch(table.table_id, after_seq=joined.seq)
+    guest_watch = guest.watch(joined.table_id, after_seq=joined.seq)
+
+    async def next_move(watch: TableWatch) -> MovePlayed:
+        while True:
+            update = await asyncio.wait_for(anext(watch), WAIT_SECONDS)
+            if isinstance(update, MovePlayed):
+                return update
+
+    try:
+        first = await host.play(table.table_id, "11-15", expected_seq=joined.seq)
+        assert await next_move(guest_watch) == first[0]
+        reply = await guest.play(joined.table_id, "23-19")
+        assert await next_move(host_watch) == first[0]
+        seen = await next_move(host_watch)
+        assert seen == reply[0]
+        assert seen.record.side is Color.WHITE and seen.next is not None
+        assert seen.next.side is Color.BLACK
+    finally:
+        await host_watch.aclose()
+        await guest_watch.aclose()
