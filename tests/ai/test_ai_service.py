@@ -78,6 +78,34 @@ async def test_every_level_answers_with_a_legal_move(
     assert reply.principal_variation[0] == reply.move.notation
 
 
+@pytest.mark.parametrize(
+    "level", [ai_pb2.LEVEL_EASY, ai_pb2.LEVEL_NORMAL, ai_pb2.LEVEL_HARD, ai_pb2.LEVEL_QUICK]
+)
+async def test_a_forced_result_comes_with_its_length_and_a_lost_game_says_so(
+    ai: ai_pb2_grpc.AiServiceAsyncStub, level: ai_pb2.Level.ValueType
+) -> None:
+    """White to move loses in four plies (30-26 17-22 26x17 21x14); Black to move after 30-26
+    wins in three; the start is no forced result at all."""
+    lost = Game.from_fen("W:WK30:BK8,K21,17", "english")
+    reply = await ai.ChooseMove(
+        ai_pb2.ChooseMoveRequest(state=_state(lost), level=level, seed=1), timeout=30
+    )
+    assert reply.proven_loss
+    assert (reply.forced_in_plies, reply.score) == (4, -29_996)
+    assert reply.move.notation == "30-26"
+    lost.play("30-26")
+    won = await ai.ChooseMove(
+        ai_pb2.ChooseMoveRequest(state=_state(lost), level=level, seed=1), timeout=30
+    )
+    assert not won.proven_loss
+    assert (won.forced_in_plies, won.score) == (3, 29_997)
+    assert won.move.notation == "17-22"
+    start = await ai.ChooseMove(
+        ai_pb2.ChooseMoveRequest(state=_state(Game()), level=level, seed=1), timeout=30
+    )
+    assert not start.proven_loss and start.forced_in_plies == 0
+
+
 async def test_the_callers_deadline_caps_the_thinking(ai: ai_pb2_grpc.AiServiceAsyncStub) -> None:
     """A long budget with a short deadline still answers in time, with the best move so far."""
     game = Game("russian")

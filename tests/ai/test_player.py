@@ -9,8 +9,10 @@ from dataclasses import replace
 import pytest
 
 from goti.ai import DrawDecision, Level, choose_move, decide_draw
+from goti.ai.evaluation import WIN
 from goti.ai.levels import SETTINGS
-from goti.ai.search import Searcher
+from goti.ai.player import _pick_with_noise
+from goti.ai.search import Searcher, SearchLimits
 from goti.rules.color import Color
 from goti.rules.game import Game, GameState, position_key
 
@@ -207,3 +209,52 @@ def test_a_wall_clock_deadline_stops_the_search_whatever_its_cpu_budget() -> Non
     result = choose_move(state, Level.HARD, time_budget=5.0, wall_deadline=started + 0.05)
     assert time.monotonic() - started < 1.0
     assert result.move in state.position.legal_moves
+
+
+# -- lost games ------------------------------------------------------------------------------
+
+LOST = "W:WK30:BK8,K21,17"
+"""White to move has lost: 30-25 is taken at once (21x30), and 30-26 17-22 forces 26x17,
+then 21x14 takes the last piece.  The longest defence ends the game in four plies."""
+ONE_MOVE_SAVES = "W:W9,22:B25,5"
+"""White to move: 22-18 and 22-17 each lose both men at once (5x14x23, 5x14x21); 9-6, on its
+way to the king row, keeps the game going."""
+
+
+@pytest.mark.parametrize("level", [Level.EASY, Level.NORMAL, Level.HARD])
+def test_every_level_knows_a_lost_game_and_holds_out_longest(level: Level) -> None:
+    state = _state(LOST)
+    for seed in range(5):
+        result = choose_move(state, level, seed=seed)
+        assert result.proven_loss
+        assert result.forced_in_plies == 4
+        assert result.score == -(WIN - 4)
+        assert result.notation == "30-26"
+
+
+def test_easy_never_gives_up_a_game_that_one_move_saves() -> None:
+    state = _state(ONE_MOVE_SAVES)
+    for seed in range(100):
+        result = choose_move(state, Level.EASY, seed=seed)
+        assert not result.proven_loss
+        assert result.forced_in_plies == 0
+        assert result.notation == "9-6"
+    for level in (Level.NORMAL, Level.HARD):
+        assert not choose_move(state, level, seed=1).proven_loss
+
+
+def test_a_losing_move_picked_by_the_noise_is_no_proof_of_a_lost_game() -> None:
+    """With noise wide enough to pick the moves that lose, only the best move's true score
+    says whether the game is lost."""
+    state = _state(ONE_MOVE_SAVES)
+    wild = replace(SETTINGS[Level.EASY], noise=1_000_000)
+    picked = set()
+    for seed in range(40):
+        chosen = _pick_with_noise(
+            Searcher(state.position), wild, SearchLimits(), random.Random(seed)
+        )
+        assert chosen is not None
+        index, _, proven_loss = chosen
+        picked.add(index)
+        assert not proven_loss
+    assert len(picked) == len(state.position.legal_moves)

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from goti.ai import Level, SearchResult, choose_move
+from goti.ai.evaluation import WIN
 from goti.ai.search import Searcher, SearchLimits
 from goti.rules.color import Color
 from goti.rules.game import Game, GameState, position_key
@@ -284,3 +285,23 @@ def test_a_lone_english_king_runs_for_the_double_corner(fen: str, run: str) -> N
     position = _game(fen, "english").position
     report = Searcher(position).iterate(SearchLimits(max_nodes=20_000))
     assert position.notation(list(position.legal_moves)[report.move_index]) == run
+
+
+# Positions where White is left with no move two plies from now, at the horizon of a two-ply
+# search, where the evaluation must see it.  In the first, White's man on 5 is held by Black's
+# man on 1 and either move of White's king is taken by Black's man on 22 (22x29 or 22x31).
+# In the second, White's only move, 8-4, crowns in the corner, and 3-8 leaves the new king
+# no move, Black's king on 11 standing behind 8.
+BLOCKED_AT_THE_HORIZON = ["W:W5,K30:B1,22", "W:W8:BK11,K3"]
+
+
+@pytest.mark.parametrize("fen", BLOCKED_AT_THE_HORIZON)
+@pytest.mark.parametrize("level", [Level.EASY, Level.NORMAL, Level.HARD, Level.QUICK])
+def test_a_side_left_without_a_move_has_lost_even_at_the_horizon(level: Level, fen: str) -> None:
+    game = _game(fen, "english")
+    result = choose_move(game.state(), level, seed=1)
+    assert result.proven_loss
+    assert result.forced_in_plies == 2
+    scores = Searcher(game.position).score_all(depth=2)
+    assert scores is not None
+    assert all(score == -(WIN - 2) for score in scores)

@@ -14,7 +14,11 @@ What it knows, in both variants:
 - mobility: the number of quiet moves each side has;
 - the endgame: the side ahead trades down; with kings only, the stronger side closes in on
   the weaker one and takes its mobility away while a lone king runs for a double corner
-  (English) or holds the main diagonal (Russian), where one king draws against up to three.
+  (English) or holds the main diagonal (Russian), where one king draws against up to three;
+- the end itself: a side to move that has no move at all has lost, and scores ``-WIN``.
+  The search evaluates only positions with no capture to make, so the quiet moves counted
+  for mobility tell whether the side to move can move at all; the search turns ``-WIN``
+  into a loss at the ply where the position stands.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ Evaluator = Callable[[int, int, int, bool], int]
 """``evaluate(mine, theirs, kings, white)``: the score for the side to move."""
 
 WIN: Final = 30_000
-"""The score of a won position at the root; a win found ``n`` plies away scores ``WIN - n``."""
+"""The score of a won position at the root; a win found ``n`` plies away scores ``WIN - n``.
+:func:`evaluate` gives ``-WIN`` to a side to move that has no move: it has lost there."""
 DRAW: Final = 0
 
 
@@ -276,6 +281,9 @@ def make_evaluator(variant: Variant) -> Evaluator:
         return score
 
     def kings_only(mine: int, theirs: int, white: bool) -> int:
+        empty = board & ~(mine | theirs)
+        if not ((mine << 4 | mine << 5 | mine >> 4 | mine >> 5) & empty):
+            return -WIN  # no king of mine has an empty square beside it: no move at all
         my_count = mine.bit_count()
         their_count = theirs.bit_count()
         if my_count > their_count:
@@ -334,27 +342,24 @@ def make_evaluator(variant: Variant) -> Evaluator:
         if their_men & run_rows[black]:
             score -= runaways(their_men, mine, my_kings, black)
         if kings:
-            mobility = count_moves(mine, theirs, kings, white, flying) - count_moves(
-                theirs, mine, kings, black, flying
-            )
+            my_moves = count_moves(mine, theirs, kings, white, flying)
+            their_moves = count_moves(theirs, mine, kings, black, flying)
         else:
             # Men only: count the steps in bulk, as count_quiet_moves does.
             empty = board & ~(mine | theirs)
             if white:
-                mobility = (
-                    ((my_men >> 4) & empty).bit_count()
-                    + ((my_men >> 5) & empty).bit_count()
-                    - ((their_men << 4) & empty).bit_count()
-                    - ((their_men << 5) & empty).bit_count()
-                )
+                my_moves = ((my_men >> 4) & empty).bit_count() + ((my_men >> 5) & empty).bit_count()
+                their_moves = ((their_men << 4) & empty).bit_count() + (
+                    (their_men << 5) & empty
+                ).bit_count()
             else:
-                mobility = (
-                    ((my_men << 4) & empty).bit_count()
-                    + ((my_men << 5) & empty).bit_count()
-                    - ((their_men >> 4) & empty).bit_count()
-                    - ((their_men >> 5) & empty).bit_count()
-                )
-        score += mobility_weight * mobility
+                my_moves = ((my_men << 4) & empty).bit_count() + ((my_men << 5) & empty).bit_count()
+                their_moves = ((their_men >> 4) & empty).bit_count() + (
+                    (their_men >> 5) & empty
+                ).bit_count()
+        if not my_moves:
+            return -WIN
+        score += mobility_weight * (my_moves - their_moves)
         if kings:
             score += king_squares(my_kings) - king_squares(their_kings)
         return score

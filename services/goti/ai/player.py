@@ -11,8 +11,9 @@ import time
 from dataclasses import dataclass
 from typing import Final
 
+from goti.ai.evaluation import WIN
 from goti.ai.levels import SETTINGS, Level, LevelSettings
-from goti.ai.search import Searcher, SearchLimits
+from goti.ai.search import WIN_BOUND, Searcher, SearchLimits
 from goti.rules.game import GameState
 from goti.rules.movegen import RawMove, capturers
 from goti.rules.moves import Move
@@ -43,6 +44,15 @@ class SearchResult:
     """CPU seconds spent."""
     principal_variation: tuple[str, ...] = ()
     """The line the search expects, starting with the move, in notation."""
+    proven_loss: bool = False
+    """The search proved that every legal move loses by force: the side to move has lost
+    against best play, and ``move`` is the one that holds out longest.  The computer resigns
+    on such a result; a move played for a person is played all the same."""
+
+    @property
+    def forced_in_plies(self) -> int:
+        """When the score is a forced win or loss, the plies until the game ends; else 0."""
+        return WIN - abs(self.score) if abs(self.score) > WIN_BOUND else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +108,7 @@ def choose_move(
     if settings.depth is None:
         report = searcher.iterate(SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline))
         index, score, depth = report.move_index, report.score, report.depth
+        proven_loss = report.proven_loss
     else:
         limits = SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline)
         picked = _pick_with_noise(searcher, settings, limits, random.Random(seed))
@@ -107,8 +118,9 @@ def choose_move(
                 SearchLimits(cpu_seconds=_FALLBACK_SECONDS, wall_deadline=wall_deadline)
             )
             index, score, depth = report.move_index, report.score, report.depth
+            proven_loss = report.proven_loss
         else:
-            index, score = picked
+            index, score, proven_loss = picked
             depth = settings.depth
     move = moves[index]
     line = searcher.principal_variation(position.raw_moves()[index], max(depth, 1))
@@ -120,6 +132,7 @@ def choose_move(
         nodes=searcher.nodes,
         seconds=time.thread_time() - started,
         principal_variation=_notation_of_line(position, line),
+        proven_loss=proven_loss,
     )
 
 
@@ -135,20 +148,25 @@ def _notation_of_line(position: Position, line: list[RawMove]) -> tuple[str, ...
 
 def _pick_with_noise(
     searcher: Searcher, settings: LevelSettings, limits: SearchLimits, chance: random.Random
-) -> tuple[int, int] | None:
+) -> tuple[int, int, bool] | None:
     """Score every root move at the level's depth, blur the scores, take the best blurred one.
 
-    Returns the move's index and its true score, or None when the budget ran out.
+    Returns the move's index, its true score and whether every move is a proven loss, or
+    None when the budget ran out.  When every move loses there is no mistake left to make:
+    the move that holds out longest is played, unblurred.
     """
     assert settings.depth is not None
     scores = searcher.score_all(settings.depth, limits)
     if scores is None:
         return None
+    best = max(range(len(scores)), key=scores.__getitem__)
+    if scores[best] < -WIN_BOUND:
+        return best, scores[best], True
     blurred = [
         score + chance.gauss(0.0, settings.noise) if settings.noise else score for score in scores
     ]
     index = max(range(len(scores)), key=blurred.__getitem__)
-    return index, scores[index]
+    return index, scores[index], False
 
 
 def decide_draw(state: GameState, level: Level | str) -> DrawDecision:

@@ -107,6 +107,9 @@ class SearchReport:
     nodes: int
     seconds: float
     """CPU seconds spent."""
+    proven_loss: bool = False
+    """The last finished iteration proved that every root move loses by force; an iteration
+    cut short proves nothing about the moves it did not reach."""
 
 
 def history_hashes(keys: Sequence[PositionKey]) -> list[int]:
@@ -246,10 +249,14 @@ class Searcher:
                 if not mine:
                     return ply - WIN
                 if not can_capture(mine, theirs, kings, white, backwards, flying):
+                    score = evaluate(mine, theirs, kings, white)
+                    if score == -WIN:
+                        # No move at all: lost, and the rules rank that above any draw.
+                        return ply - WIN
                     if rev >= move_limit:
                         path_draws += 1
                         return DRAW
-                    return evaluate(mine, theirs, kings, white)
+                    return score
                 # Quiescence: captures are forced, so there is no standing pat.
                 if rev >= move_limit:
                     path_draws += 1
@@ -354,6 +361,8 @@ class Searcher:
                     ):
                         nodes += 1
                         score = -evaluate(theirs, child_mine, child_kings, black)
+                        if score == WIN:
+                            score = WIN - child_ply  # the move leaves them no move at all
                     else:
                         child_key = key ^ side_key
                         if kings & origin:
@@ -620,6 +629,7 @@ class Searcher:
         best_index = order[0]
         best_score = 0
         finished_depth = 0
+        proven_loss = False
         if len(order) == 1:
             # A forced move: search a little only to report a score.
             limits = SearchLimits(
@@ -650,6 +660,7 @@ class Searcher:
                 break
             best_index, best_score = index, score
             finished_depth = depth
+            proven_loss = best_score < -WIN_BOUND
             order.remove(best_index)
             order.insert(0, best_index)
             if abs(best_score) > WIN_BOUND and WIN - abs(best_score) <= depth:
@@ -660,6 +671,7 @@ class Searcher:
             depth=finished_depth,
             nodes=self.nodes - first_nodes,
             seconds=time.thread_time() - started,
+            proven_loss=proven_loss,
         )
 
 

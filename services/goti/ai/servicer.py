@@ -183,6 +183,8 @@ class AiServicer(ai_pb2_grpc.AiServiceServicer):
             cpu_time_ms=round(result.seconds * 1000),
             wall_time_ms=round((time.perf_counter() - received) * 1000),
             principal_variation=list(result.principal_variation) or [result.notation],
+            forced_in_plies=result.forced_in_plies,
+            proven_loss=result.proven_loss,
         )
 
     async def DecideDraw(  # noqa: N802

@@ -112,13 +112,16 @@ class ChooseMoveResponse(_message.Message):
     CPU_TIME_MS_FIELD_NUMBER: _builtins.int
     WALL_TIME_MS_FIELD_NUMBER: _builtins.int
     PRINCIPAL_VARIATION_FIELD_NUMBER: _builtins.int
+    PROVEN_LOSS_FIELD_NUMBER: _builtins.int
     score: _builtins.int
     """The search's evaluation after its best line, for the side that moves, in hundredths
-    of a man (+100: about a man ahead). A forced win is +30000 and a forced loss -30000,
-    with `forced_in_plies` set.
+    of a man (+100: about a man ahead). A forced win scores 30000 less the plies to it and
+    a forced loss the opposite (beyond +29000 or -29000), with `forced_in_plies` set.
     """
     forced_in_plies: _builtins.int
-    """When the search proved the result: the plies until the game ends; 0 otherwise."""
+    """When the search proved the result: the plies until the game ends along its line
+    (30000 less the magnitude of `score`); 0 otherwise.
+    """
     depth: _builtins.int
     """The depth of the deepest completed iteration, in plies (not counting capture
     extensions).
@@ -129,6 +132,12 @@ class ChooseMoveResponse(_message.Message):
     """CPU time the search used, in milliseconds."""
     wall_time_ms: _builtins.int
     """Wall-clock time from receiving the call to answering it, in milliseconds."""
+    proven_loss: _builtins.bool
+    """The search proved that every legal move loses by force: the side to move has lost
+    against best play. `move` is still the move that holds out longest. A caller playing
+    for the computer resigns instead of playing it; one playing for a person (LEVEL_QUICK,
+    when the turn timer ran out) plays the move, since only the person may resign.
+    """
     @_builtins.property
     def move(self) -> _game_pb2.Move:
         """The move to play, legal in the game's position."""
@@ -148,10 +157,11 @@ class ChooseMoveResponse(_message.Message):
         cpu_time_ms: _builtins.int = ...,
         wall_time_ms: _builtins.int = ...,
         principal_variation: _abc.Iterable[_builtins.str] | None = ...,
+        proven_loss: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cpu_time_ms", b"cpu_time_ms", "depth", b"depth", "forced_in_plies", b"forced_in_plies", "move", b"move", "nodes", b"nodes", "principal_variation", b"principal_variation", "score", b"score", "wall_time_ms", b"wall_time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cpu_time_ms", b"cpu_time_ms", "depth", b"depth", "forced_in_plies", b"forced_in_plies", "move", b"move", "nodes", b"nodes", "principal_variation", b"principal_variation", "proven_loss", b"proven_loss", "score", b"score", "wall_time_ms", b"wall_time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
