@@ -3,10 +3,20 @@ backs, draw offers, rematches and the player's streaks.  They need the AI servic
 
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import Executor
+from functools import partial
+
 import grpc
 import pytest
 
-from goti.api.v1 import ai_pb2, game_pb2, tables_pb2
+from goti import serving
+from goti.ai import Level, choose_move
+from goti.ai.search import Searcher
+from goti.api import convert
+from goti.api.v1 import ai_pb2, ai_pb2_grpc, game_pb2, tables_pb2
+from goti.rules.game import Game
+from goti.settings import Settings
 
 from .table_calls import Guest, eventually, first_legal, kinds, new_guest, watching
 
@@ -167,3 +177,142 @@ async def test_resigning_resets_the_streak_and_a_rematch_starts_at_once(
     assert rematch.rematch_table.black.computer
     # The computer has Black now, which moves first: its move follows by itself.
     await _computer_opened(channel, ann, rematch.rematch_table.table_id, game_pb2.COLOR_WHITE)
+
+
+def _game_of(table: tables_pb2.Table) -> Game:
+    """The table's game rebuilt from its move list."""
+    game = Game("english")
+    for text in table.game.moves:
+        game.play(text)
+    return game
+
+
+async def _strong_move(pool: Executor, game: Game) -> str:
+    """Hard's move in ``game``, thought in a search process so that the servers running in
+    this process are not held up."""
+    loop = asyncio.get_running_loop()
+    result = await loop.run_in_executor(pool, partial(choose_move, game.state(), Level.HARD))
+    return result.notation
+
+
+async def _streaks(guest: Guest, win_streak: int) -> tuple[int, int]:
+    """The guest's streaks, once the win streak reads ``win_streak``: a game is counted just
+    after its GameOver is committed."""
+    latest = (await guest.me()).streaks
+
+    async def counted() -> bool:
+        nonlocal latest
+        latest = (await guest.me()).streaks
+        return latest.win_streak == win_streak
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while not await counted() and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    return latest.win_streak, latest.best_streak
+
+
+async def test_the_computer_resigns_a_lost_game_and_the_win_counts_once(
+    channel: grpc.aio.Channel, ai_pool: Executor
+) -> None:
+    """A strong player beats Easy: the computer resigns on its turn once every move loses,
+    rather than play on until its last piece is taken; the watcher sees the Resigned and the
+    GameOver, the win counts once, and a rematch plays on."""
+    ann = await new_guest(channel, "Ann")
+    table = (
+        await ann.create(
+            opponent=tables_pb2.OPPONENT_COMPUTER_EASY,
+            starting_player=tables_pb2.STARTING_PLAYER_PLAYER_1,
+        )
+    ).table
+    table_id = table.table_id
+    async with watching(channel, table_id, after_seq=0) as watch:
+        for _ in range(150):
+            game = _game_of(table)
+            played = await ann.play(table_id, await _strong_move(ai_pool, game), table.seq)
+            assert not played.events[-1].HasField("game_over"), (
+                f"the game ended on Ann's move {played.events[0].move_played.record.move.notation}"
+                f" after {game.moves}: the computer played on in a lost game"
+            )
+            await watch.until_seq(played.events[-1].seq + 1, timeout=60)
+            table = (await ann.get(table_id)).table
+            if table.status == tables_pb2.TABLE_STATUS_FINISHED:
+                break
+        await watch.until_seq(table.seq, timeout=60)
+    assert table.status == tables_pb2.TABLE_STATUS_FINISHED
+    events = watch.events
+    assert [event.seq for event in events] == list(range(1, table.seq + 1))
+    assert kinds(events[-3:]) == ["move_played", "resigned", "game_over"]
+    assert events[-3].move_played.record.side == game_pb2.COLOR_BLACK
+    assert events[-2].resigned.by == game_pb2.COLOR_WHITE
+    outcome = events[-1].game_over.outcome
+    assert outcome.winner == game_pb2.COLOR_BLACK
+    assert outcome.termination == game_pb2.TERMINATION_RESIGNATION
+    assert "resigned" not in kinds(events[:-2])
+    assert await _streaks(ann, 1) == (1, 1)
+
+    rematch = await ann.rematch(table_id, table.seq)
+    assert kinds(rematch.events) == ["rematch_started"]
+    assert rematch.your_role == tables_pb2.ROLE_WHITE
+    second = rematch.rematch_table
+    assert second.black.computer
+    await _computer_opened(channel, ann, second.table_id, game_pb2.COLOR_WHITE)
+    opened = (await ann.get(second.table_id)).table
+    played = await ann.play(second.table_id, first_legal(opened.game.turn), opened.seq)
+    replies = await _computer_replies(channel, second.table_id, played.events[-1].seq)
+    assert replies[-1].move_played.source == tables_pb2.MOVE_SOURCE_COMPUTER
+    assert replies[-1].move_played.record.side == game_pb2.COLOR_BLACK
+    assert await _streaks(ann, 1) == (1, 1)
+
+
+def _losing_move(game: Game) -> str:
+    """The move that a two-ply look scores worst: it gives pieces away."""
+    scores = Searcher(game.position).score_all(depth=2)
+    assert scores is not None
+    moves = list(game.legal_moves)
+    return game.notation(moves[scores.index(min(scores))])
+
+
+async def test_the_turn_timer_never_resigns_for_a_person(
+    channel: grpc.aio.Channel, ai_target: str, settings: Settings
+) -> None:
+    """A person whose game is lost and whose time runs out gets a quick move played for
+    them: only the person may resign."""
+    ann = await new_guest(channel, "Ann")
+    table = (
+        await ann.create(opponent=tables_pb2.OPPONENT_PASS_AND_PLAY, turn_timer_seconds=3)
+    ).table
+    table_id = table.table_id
+    lost: Game | None = None
+    for _ in range(200):
+        table = (await ann.get(table_id)).table
+        assert table.status == tables_pb2.TABLE_STATUS_PLAYING, "the game ended before White lost"
+        game = _game_of(table)
+        white_to_move = table.game.turn.side == game_pb2.COLOR_WHITE
+        if white_to_move and choose_move(game.state(), Level.EASY, seed=1).proven_loss:
+            lost = game
+            break
+        if white_to_move:
+            move = _losing_move(game)
+        else:
+            move = choose_move(game.state(), Level.QUICK).notation
+        try:
+            await ann.play(table_id, move, table.seq)
+        except grpc.aio.AioRpcError as error:
+            # The timer moved first on a busy machine: play on from where it left the game.
+            assert error.code() is grpc.StatusCode.ABORTED
+    assert lost is not None
+    async with serving.open_channel(ai_target, settings) as ai_channel:
+        quick = await ai_pb2_grpc.AiServiceStub(ai_channel).ChooseMove(
+            ai_pb2.ChooseMoveRequest(
+                state=convert.game_state_to_proto(lost.state()), level=ai_pb2.LEVEL_QUICK
+            ),
+            timeout=30,
+        )
+    assert quick.proven_loss  # what the timer's quick move is told, and must not act on
+    async with watching(channel, table_id, after_seq=table.seq) as watch:
+        await watch.until_seq(table.seq + 1, timeout=30)
+    timed = watch.events[0]
+    assert timed.move_played.source == tables_pb2.MOVE_SOURCE_TIMER
+    assert timed.move_played.record.side == game_pb2.COLOR_WHITE
+    assert "resigned" not in kinds(watch.events)

@@ -965,6 +965,17 @@ class Dealer:
             appended += events.draw_answered(computer, declined, accepted=False)
             current = declined.state.SerializeToString()
         choice = await self._computer.choose_move(current, level)
+        if choice.proven_loss:
+            # Every move loses by force: the computer resigns, as a player would, rather
+            # than make the player take its last piece.
+            response = await self._apply(
+                loaded,
+                referee_pb2.ApplyRequest(side=computer, game_action=referee_pb2.GAME_ACTION_RESIGN),
+                state=current,
+            )
+            appended += events.resigned(computer, response)
+            await self._settle(loaded, _Change(appended, response))
+            return
         response = await self._apply(
             loaded,
             referee_pb2.ApplyRequest(
