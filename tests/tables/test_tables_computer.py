@@ -17,8 +17,17 @@ from goti.api import convert
 from goti.api.v1 import ai_pb2, ai_pb2_grpc, game_pb2, tables_pb2
 from goti.rules.game import Game
 from goti.settings import Settings
+from goti.tables.options import TablesOptions
 
-from .table_calls import Guest, eventually, first_legal, kinds, new_guest, watching
+from .table_calls import (
+    Guest,
+    eventually,
+    first_legal,
+    kinds,
+    new_guest,
+    new_request_id,
+    watching,
+)
 
 LEVELS = {
     tables_pb2.OPPONENT_COMPUTER_EASY: ai_pb2.LEVEL_EASY,
@@ -213,7 +222,7 @@ async def _streaks(guest: Guest, win_streak: int) -> tuple[int, int]:
 
 
 async def test_the_computer_resigns_a_lost_game_and_the_win_counts_once(
-    channel: grpc.aio.Channel, ai_pool: Executor
+    channel: grpc.aio.Channel, ai_pool: Executor, options: TablesOptions
 ) -> None:
     """A strong player beats Easy: the computer resigns on its turn once every move loses,
     rather than play on until its last piece is taken; the watcher sees the Resigned and the
@@ -229,7 +238,10 @@ async def test_the_computer_resigns_a_lost_game_and_the_win_counts_once(
     async with watching(channel, table_id, after_seq=0) as watch:
         for _ in range(150):
             game = _game_of(table)
-            played = await ann.play(table_id, await _strong_move(ai_pool, game), table.seq)
+            request_id = new_request_id()
+            move = await _strong_move(ai_pool, game)
+            played = await ann.play(table_id, move, table.seq, request_id=request_id)
+            last_command = (move, table.seq, request_id, list(played.events))
             assert not played.events[-1].HasField("game_over"), (
                 f"the game ended on Ann's move {played.events[0].move_played.record.move.notation}"
                 f" after {game.moves}: the computer played on in a lost game"
@@ -249,6 +261,20 @@ async def test_the_computer_resigns_a_lost_game_and_the_win_counts_once(
     assert outcome.winner == game_pb2.COLOR_BLACK
     assert outcome.termination == game_pb2.TERMINATION_RESIGNATION
     assert "resigned" not in kinds(events[:-2])
+    assert await _streaks(ann, 1) == (1, 1)
+    # Past the end: a watcher resuming from any seq gets exactly what it missed (a snapshot
+    # when the log no longer reaches back), and Ann's last move, retried, its first answer.
+    for after in range(table.seq + 1):
+        async with watching(channel, table_id, after_seq=after) as resumed:
+            await resumed.until_seq(table.seq)
+        assert resumed.error is None, resumed.error
+        if after == 0 or after < table.seq - options.log_limit:
+            assert resumed.messages[0].snapshot.table.game.outcome == outcome
+        else:
+            assert resumed.events == events[after:]
+    move, expected_seq, request_id, answered = last_command
+    again = await ann.play(table_id, move, expected_seq, request_id=request_id)
+    assert list(again.events) == answered
     assert await _streaks(ann, 1) == (1, 1)
 
     rematch = await ann.rematch(table_id, table.seq)
