@@ -2,10 +2,11 @@
 
 Commands (create, join, play, draw offers, resign, take back, rematch) carry a
 ``request_id`` and an ``expected_seq``.  The client fills both unless given: a fresh id per
-command, and the latest seq it has seen of the table in any response or watch.  A command
-that fails with UNAVAILABLE or DEADLINE_EXCEEDED is retried with the same ``request_id``, so
-a reply lost on the way back never plays a move twice.  Every unary call has a deadline;
-watches have none and reconnect by themselves (:mod:`goti_client.watches`).
+command, and the latest seq it has seen of the table in any response or watch.  Every unary
+call has a deadline, and a call that fails with UNAVAILABLE, CANCELLED or DEADLINE_EXCEEDED is
+tried again until then (a command with the same ``request_id``, so a reply lost on the way
+back never plays a move twice): a replica stopping in a deploy costs a retry, never an error.
+Watches have no deadline and reconnect by themselves (:mod:`goti_client.watches`).
 """
 
 from __future__ import annotations
@@ -43,10 +44,17 @@ RequestT = TypeVar("RequestT")
 ResponseT = TypeVar("ResponseT")
 
 DEFAULT_TIMEOUT: Final = 10.0
-"""Seconds a unary call may take before it fails with DEADLINE_EXCEEDED (then is retried)."""
-DEFAULT_RETRIES: Final = 3
-"""Retries of a call that found Goti unavailable, after the first try."""
-RETRY_CODES: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+"""Seconds a unary call may take, all its tries together."""
+RETRY_CODES: Final = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        # Not the app's doing: a call the app cancels raises asyncio.CancelledError. A server
+        # stopping ends CANCELLED the calls it had taken in but not begun, and those it cuts
+        # off at the end of its grace period; whether they were done, only a retry tells.
+        grpc.StatusCode.CANCELLED,
+    }
+)
 LOBBY_PAGE_LIMIT: Final = 200
 
 MoveLike = Move | Sequence[int] | str
@@ -70,7 +78,6 @@ class GotiClient:
         *,
         identity: Identity | None = None,
         timeout: float = DEFAULT_TIMEOUT,
-        retries: int = DEFAULT_RETRIES,
         command_backoff: Backoff = COMMAND_BACKOFF,
         stream_backoff: Backoff = STREAM_BACKOFF,
         owns_channel: bool = False,
@@ -80,7 +87,6 @@ class GotiClient:
         self._players = players_pb2_grpc.PlayersServiceStub(channel)
         self._identity = identity
         self._timeout = timeout
-        self._retries = retries
         self._command_backoff = command_backoff
         self._stream_backoff = stream_backoff
         self._owns_channel = owns_channel
@@ -133,8 +139,9 @@ class GotiClient:
         response = await self._call(
             self._players.CreateGuest,
             players_pb2.CreateGuestRequest(display_name=display_name),
-            # Without a request id a retry after a lost reply would make a second guest.
-            retry_codes=frozenset({grpc.StatusCode.UNAVAILABLE}),
+            # Without a request id a retry after a slow reply would make a second guest; one
+            # after a cut-off call may too, rarely, and a guest nobody uses expires.
+            retry_codes=frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED}),
             metadata=(),
         )
         self._identity = Identity(
@@ -417,18 +424,21 @@ class GotiClient:
         retry_codes: frozenset[grpc.StatusCode] = RETRY_CODES,
         metadata: tuple[tuple[str, str], ...] | None = None,
     ) -> ResponseT:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._timeout
         attempt = 0
         while True:
             try:
                 return await method(
                     request,
-                    timeout=self._timeout,
+                    timeout=max(deadline - loop.time(), 0.0),
                     metadata=self._metadata() if metadata is None else metadata,
                 )
             except grpc.aio.AioRpcError as error:
-                if error.code() not in retry_codes or attempt >= self._retries:
+                delay = self._command_backoff.delay(attempt)
+                if error.code() not in retry_codes or loop.time() + delay >= deadline:
                     raise error_from_rpc(error) from None
-            await asyncio.sleep(self._command_backoff.delay(attempt))
+            await asyncio.sleep(delay)
             attempt += 1
 
     def _seen(self, table: Table) -> Table:
@@ -481,7 +491,6 @@ class Connection:
         guest: bool,
         credentials: grpc.ChannelCredentials | None,
         timeout: float,
-        retries: int,
         stream_backoff: Backoff,
     ) -> None:
         self._target = target
@@ -491,7 +500,6 @@ class Connection:
         self._guest = guest
         self._credentials = credentials
         self._timeout = timeout
-        self._retries = retries
         self._stream_backoff = stream_backoff
         self._client: GotiClient | None = None
 
@@ -515,7 +523,6 @@ class Connection:
         client = GotiClient(
             open_channel(self._target, credentials=self._credentials),
             timeout=self._timeout,
-            retries=self._retries,
             stream_backoff=self._stream_backoff,
             owns_channel=True,
         )
@@ -560,7 +567,6 @@ def connect(
     guest: bool = True,
     credentials: grpc.ChannelCredentials | None = None,
     timeout: float = DEFAULT_TIMEOUT,
-    retries: int = DEFAULT_RETRIES,
     stream_backoff: Backoff = STREAM_BACKOFF,
 ) -> Connection:
     """Open a client of Goti's public API at ``target`` (``host:port``)::
@@ -575,8 +581,8 @@ def connect(
     nobody: it may watch and read, not play.  A kept identity that the server no longer
     knows is replaced by a new guest.
 
-    ``timeout`` is the deadline of each unary call, in seconds; ``retries`` how often a call
-    that found Goti unavailable is tried again (commands with the same request id).
+    ``timeout`` is the deadline of each unary call, in seconds: until then a call that found
+    Goti unavailable, or was cut off, is tried again (commands with the same request id).
     """
     return Connection(
         target,
@@ -586,6 +592,5 @@ def connect(
         guest=guest,
         credentials=credentials,
         timeout=timeout,
-        retries=retries,
         stream_backoff=stream_backoff,
     )

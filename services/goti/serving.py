@@ -11,9 +11,10 @@ server reflection (so ``grpcurl`` works), applies the keepalive, message-size an
 options from :class:`~goti.settings.Settings`, counts and times every call for Prometheus,
 writes structured logs, and stops gracefully on SIGTERM or SIGINT: health goes NOT_SERVING
 first, new calls are still served for a moment (:data:`SHUTDOWN_PAUSE_SECONDS`) while load
-balancers move away, then refused with UNAVAILABLE, which clients retry elsewhere, while
-calls in flight finish; all within ``GOTI_GRACE_SECONDS`` of the signal, after which what
-still runs is cancelled. A second signal stops at once.
+balancers move away, then every client is sent away (an HTTP/2 GOAWAY on each connection, as
+gRPC's own graceful stop does) and takes its next calls to another replica, while calls in
+flight finish; all within ``GOTI_GRACE_SECONDS`` of the signal, after which what still runs
+is cancelled. A second signal stops at once.
 
 Tests use :func:`start_server` on port 0 and :meth:`RunningServer.stop`; clients (the tables
 service dialling the referee and the AI, the SDK, the benchmarks) use :func:`open_channel`,
@@ -133,20 +134,23 @@ SERVICE_CONFIG: Final = json.dumps(
                 "name": [{}],
                 # Safe for every Goti call: the referee and the AI are pure functions of their
                 # request, and every tables command carries a request_id that makes it
-                # idempotent. A replica going away mid-deploy then costs a retry, not an error.
+                # idempotent. A replica going away mid-deploy then costs a retry, not an error:
+                # calls it had taken in but not begun end CANCELLED (this channel's own
+                # cancellations are never retried).
                 "retryPolicy": {
                     "maxAttempts": 3,
                     "initialBackoff": "0.05s",
                     "maxBackoff": "0.5s",
                     "backoffMultiplier": 2,
-                    "retryableStatusCodes": ["UNAVAILABLE"],
+                    "retryableStatusCodes": ["UNAVAILABLE", "CANCELLED"],
                 },
             }
         ],
     },
     separators=(",", ":"),
 )
-"""The gRPC service config of every Goti channel: round-robin, and retries on UNAVAILABLE."""
+"""The gRPC service config of every Goti channel: round-robin, and retries on UNAVAILABLE and
+CANCELLED."""
 
 
 def channel_options(settings: Settings) -> list[tuple[str, int | str]]:
@@ -507,56 +511,46 @@ class _CallMetrics:
         )
 
 
-class _ShutdownGate:
-    """Lets calls in until the server begins to stop, then answers new ones UNAVAILABLE at
-    once: a code clients retry (Goti's channels, on another replica), where a call still
-    queued when gRPC itself stops would end CANCELLED. Counts the calls it let in, so that
-    gRPC is stopped only once they are done.
+class _CallsInFlight:
+    """Counts the service's calls under way, so that a stopping server waits for them (and
+    only them) before it cuts off what is left.
 
-    Health and reflection are never refused nor waited for: whoever asks for health during
-    the stop must hear NOT_SERVING, and a health watch lasts until the server is gone.
+    Health and reflection are not counted: a health watch lasts until the server is gone,
+    and must not hold the stop for the whole grace period.
     """
 
-    UNGUARDED: Final = frozenset({HEALTH_SERVICE, REFLECTION_SERVICE})
+    UNCOUNTED: Final = frozenset({HEALTH_SERVICE, REFLECTION_SERVICE})
 
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self.closed = False
+    def __init__(self) -> None:
         self.in_flight = 0
-        """Calls let in and not yet done."""
+        """Calls begun and not yet done."""
         self.arrivals = 0
-        """Calls that reached the gate, let in or refused; changes while calls still come."""
+        """Calls begun so far; changes while calls still come."""
 
     def wrap(self, method: str, handler: _Handler) -> _Handler:
-        if _service_of(method) in self.UNGUARDED:
+        if _service_of(method) in self.UNCOUNTED:
             return handler
-        return _rewrapped(handler, self._guard_call, self._guard_stream)
+        return _rewrapped(handler, self._count_call, self._count_stream)
 
-    async def _enter(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    def _enter(self) -> None:
         self.arrivals += 1
-        if self.closed:
-            await context.abort(
-                grpc.StatusCode.UNAVAILABLE,
-                f"the {self._name} server is shutting down: try again (another replica will "
-                "answer)",
-            )
         self.in_flight += 1
 
-    def _guard_call(self, behavior: _CallBehavior) -> _CallBehavior:
-        async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            await self._enter(context)
+    def _count_call(self, behavior: _CallBehavior) -> _CallBehavior:
+        async def counted(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            self._enter()
             try:
                 return await behavior(request, context)
             finally:
                 self.in_flight -= 1
 
-        return guarded
+        return counted
 
-    def _guard_stream(self, behavior: _StreamBehavior) -> _StreamBehavior:
-        async def guarded(
+    def _count_stream(self, behavior: _StreamBehavior) -> _StreamBehavior:
+        async def counted(
             request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncGenerator[Any, None]:
-            await self._enter(context)
+            self._enter()
             try:
                 async with contextlib.aclosing(behavior(request, context)) as stream:
                     async for message in stream:
@@ -564,7 +558,7 @@ class _ShutdownGate:
             finally:
                 self.in_flight -= 1
 
-        return guarded
+        return counted
 
 
 class _MetricsHTTPServer(socketserver.ThreadingMixIn, WSGIServer):
@@ -611,6 +605,9 @@ SHUTDOWN_PAUSE_SECONDS: Final = 0.5
 """How long a server stopped by a signal keeps serving new calls once health says NOT_SERVING,
 so that load balancers and health-checking clients move to other replicas first."""
 
+_LONGER_THAN_ANY_GRACE_SECONDS: Final = 7 * 24 * 3600.0
+"""The grace period a stop hands gRPC's own: the stop ends the grace itself, on time."""
+
 _QUIET_SECONDS: Final = 0.05
 """At shutdown, how long no call may come before the server takes the stream of calls to
 have ended."""
@@ -634,7 +631,7 @@ class RunningServer:
     """The Prometheus registry its metrics are in; a service may register its own there."""
     metrics_port: int | None
     """The port of its /metrics endpoint, or None when it has none."""
-    _gate: _ShutdownGate = field(repr=False)
+    _calls: _CallsInFlight = field(repr=False)
     _metrics_http: WSGIServer | None = field(default=None, repr=False)
     _drain: Drain | None = field(default=None, repr=False)
     _stopping: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -655,9 +652,11 @@ class RunningServer:
     async def stop(self, grace: float | None, *, pause: float = 0.0) -> None:
         """Stop gracefully: health NOT_SERVING for every service, then for ``pause`` seconds
         new calls are still served, so that load balancers and health-checking clients move
-        away first. After that new calls are refused with UNAVAILABLE, the service drains, and
-        the server stops once the calls in flight are done, or ``grace`` seconds after the
-        stop began (None: now) by cancelling them. The pause ends within the grace period.
+        away first. After that gRPC's graceful stop begins: every connection gets a GOAWAY, so
+        that clients make their next calls on a new connection (to another replica), and no
+        new connection is taken. The service drains, and the server stops once the calls in
+        flight are done, or ``grace`` seconds after the stop began (None: now) by cancelling
+        them. The pause ends within the grace period.
 
         Calling it again while it runs brings the end of the pause and of the grace period
         forward to what the new call allows, never later.
@@ -677,7 +676,7 @@ class RunningServer:
     async def _stop(self, grace: float | None, pause: float) -> None:
         log.info(
             "%s stopping: health is NOT_SERVING, new calls are served for %g s more, then "
-            "refused; calls in flight have %g s to finish",
+            "clients are sent away; calls in flight have %g s to finish",
             self.name,
             min(pause, grace or 0),
             grace or 0,
@@ -687,16 +686,24 @@ class RunningServer:
         loop = asyncio.get_running_loop()
         while (pause_left := self._pause_until - loop.time()) > 0:
             await self._sleep_unless_hurried(pause_left)
-        self._gate.closed = True
-        if self._drain is not None:
-            try:
-                await self._drain()
-            except Exception:
-                log.exception("%s: draining streams failed", self.name)
-        await self._until_calls_end()
-        # Cut off what is left: calls that outlasted the grace period, and the health watches
-        # and reflection streams, which wait for no grace.
-        await self.server.stop(None)
+        # gRPC's own grace period never ends first: the cut below is this stop's, and two cuts
+        # at once may reach a server gRPC has already freed.
+        sending_away = asyncio.ensure_future(self.server.stop(_LONGER_THAN_ANY_GRACE_SECONDS))
+        try:
+            # gRPC's stop sends the GOAWAYs before it first waits: one turn of the loop, and
+            # the streams drained below reconnect on new connections, not this server's.
+            await asyncio.sleep(0)
+            if self._drain is not None:
+                try:
+                    await self._drain()
+                except Exception:
+                    log.exception("%s: draining streams failed", self.name)
+            await self._until_calls_end()
+        finally:
+            # Cut off what is left: calls that outlasted the grace period, and the health
+            # watches and reflection streams, which wait for no grace.
+            await self.server.stop(None)
+            await sending_away
         if self._metrics_http is not None:
             # shutdown() waits for the serving thread's next poll; keep the loop free.
             await asyncio.to_thread(self._close_metrics_endpoint, self._metrics_http)
@@ -709,15 +716,15 @@ class RunningServer:
 
     async def _until_calls_end(self) -> None:
         """Wait, until the grace period ends, for no call to be in flight and none to have
-        come for a moment: calls gRPC had queued before the gate closed reach it and are
-        refused in that moment, rather than cancelled by the stop."""
+        begun for a moment: calls gRPC took in before its stop began reach the service in that
+        moment, and are served rather than cancelled."""
         loop = asyncio.get_running_loop()
-        arrivals = self._gate.arrivals
+        arrivals = self._calls.arrivals
         while (grace_left := self._deadline - loop.time()) > 0:
             await self._sleep_unless_hurried(min(_QUIET_SECONDS, grace_left))
-            if self._gate.in_flight == 0 and self._gate.arrivals == arrivals:
+            if self._calls.in_flight == 0 and self._calls.arrivals == arrivals:
                 return
-            arrivals = self._gate.arrivals
+            arrivals = self._calls.arrivals
 
     @staticmethod
     def _close_metrics_endpoint(http_server: WSGIServer) -> None:
@@ -749,11 +756,10 @@ async def start_server(
     NOT_SERVING, before calls in flight get their grace period.
     """
     registry = new_registry() if registry is None else registry
-    gate = _ShutdownGate(name)
+    calls = _CallsInFlight()
     server = grpc.aio.server(
         interceptors=[
-            # The gate inside the metrics, so that calls it refuses count as UNAVAILABLE.
-            _MethodWrappingInterceptor(_CallMetrics(RpcMetrics(registry)).wrap, gate.wrap)
+            _MethodWrappingInterceptor(_CallMetrics(RpcMetrics(registry)).wrap, calls.wrap)
         ],
         options=server_options(settings),
     )
@@ -798,7 +804,7 @@ async def start_server(
         services=services,
         registry=registry,
         metrics_port=bound_metrics_port,
-        _gate=gate,
+        _calls=calls,
         _metrics_http=metrics_http,
         _drain=drain,
     )
@@ -834,8 +840,8 @@ async def serve(
     needs a ``port``, and has a metrics endpoint only when given a ``metrics_port``; for both,
     0 picks a free port (logged in the "serving" record). The stop takes at most
     ``settings.grace_seconds``: health goes NOT_SERVING, new calls are still served for
-    ``shutdown_pause`` seconds, then refused (see :meth:`RunningServer.stop`). A second signal
-    cancels the calls still in flight at once.
+    ``shutdown_pause`` seconds, then clients are sent to other replicas (see
+    :meth:`RunningServer.stop`). A second signal cancels the calls still in flight at once.
     """
     service = _goti_service(name)
     if service is not None:

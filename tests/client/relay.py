@@ -2,7 +2,8 @@
 
 Every call is passed on byte for byte, metadata and rich error statuses included.  A test
 may ask it to lose the next replies of one method: the server has done the work, and the
-client sees UNAVAILABLE, as when a connection breaks after a command arrived.  The relay
+client sees UNAVAILABLE, as when a connection breaks after a command arrived (or CANCELLED,
+as when a stopping server cuts a call off).  The relay
 keeps every request it passed on, so a test can read what the client sent on each try.
 """
 
@@ -30,15 +31,17 @@ class Relay(grpc.GenericRpcHandler):
 
     def __init__(self, upstream: grpc.aio.Channel) -> None:
         self._upstream = upstream
-        self._replies_to_lose: dict[str, int] = defaultdict(int)
+        self._replies_to_lose: dict[str, list[grpc.StatusCode]] = defaultdict(list)
         self.requests: dict[str, list[bytes]] = defaultdict(list)
         self._server: grpc.aio.Server | None = None
         self.port = 0
 
-    def lose_replies(self, method: str, count: int = 1) -> None:
+    def lose_replies(
+        self, method: str, count: int = 1, *, code: grpc.StatusCode = grpc.StatusCode.UNAVAILABLE
+    ) -> None:
         """Lose the next ``count`` replies of ``method`` (``/goti.api.v1.TablesService/Play``)
-        after the server has answered them."""
-        self._replies_to_lose[method] += count
+        after the server has answered them: the client gets ``code`` instead."""
+        self._replies_to_lose[method] += [code] * count
 
     async def start(self) -> str:
         self._server = grpc.aio.server()
@@ -91,9 +94,9 @@ class Relay(grpc.GenericRpcHandler):
             except grpc.aio.AioRpcError as error:
                 await self._pass_on_error(context, error)
                 raise
-            if self._replies_to_lose[method] > 0:
-                self._replies_to_lose[method] -= 1
-                await context.abort(grpc.StatusCode.UNAVAILABLE, "the relay lost the reply")
+            if self._replies_to_lose[method]:
+                code = self._replies_to_lose[method].pop(0)
+                await context.abort(code, "the relay lost the reply")
             return reply
 
         return relay

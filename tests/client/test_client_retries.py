@@ -3,6 +3,7 @@ carries is played once."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 
 import grpc
@@ -49,19 +50,44 @@ async def test_a_move_whose_reply_is_lost_is_retried_and_played_once(
     assert table.seq == played.seq and table.game.moves == ("11-15",)
 
 
-async def test_a_command_that_never_gets_a_reply_gives_up_after_its_retries(
+async def test_a_move_cut_off_by_a_stopping_server_is_retried_and_played_once(
     relay: Relay, clients: Clients
 ) -> None:
     clients.target = f"127.0.0.1:{relay.port}"
     game = await seat_game(clients)
-    relay.lose_replies(PLAY, 10)
+    relay.lose_replies(PLAY, 2, code=grpc.StatusCode.CANCELLED)
 
+    (played,) = await game.alice.play(game.table_id, "11-15")
+
+    tries = [tables_pb2.PlayRequest.FromString(raw) for raw in relay.requests[PLAY]]
+    assert len(tries) == 3 and len({attempt.SerializeToString() for attempt in tries}) == 1
+    assert isinstance(played, MovePlayed) and played.seq == game.table.seq + 1
+    table = await game.bob.get_table(game.table_id)
+    assert table.game.moves == ("11-15",)
+
+
+DEADLINE_SECONDS = 5.0
+
+
+async def test_a_command_that_never_gets_a_reply_is_tried_until_its_deadline(
+    relay: Relay, clients: Clients
+) -> None:
+    clients.target = f"127.0.0.1:{relay.port}"
+    game = await seat_game(clients)
+    assert game.alice.identity is not None
+    alice = await clients.open(token=game.alice.identity.token, timeout=DEADLINE_SECONDS)
+    relay.lose_replies(PLAY, 10_000)
+
+    started = time.monotonic()
     with pytest.raises(UnavailableError) as failed:
-        await game.alice.play(game.table_id, "11-15")
+        await alice.play(game.table_id, "11-15", expected_seq=game.table.seq)
+    took = time.monotonic() - started
 
     assert failed.value.code is grpc.StatusCode.UNAVAILABLE
+    # Tried again and again with jittered, growing waits, until the deadline came near.
+    assert DEADLINE_SECONDS / 2 < took <= DEADLINE_SECONDS + 1
     tries = [tables_pb2.PlayRequest.FromString(raw) for raw in relay.requests[PLAY]]
-    assert len(tries) == 4  # the first try and three retries
+    assert len(tries) >= 5
     assert len({attempt.request_id for attempt in tries}) == 1
     # The first try was played; the retries only read its stored result.
     table = await game.bob.get_table(game.table_id)
