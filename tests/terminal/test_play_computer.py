@@ -169,7 +169,7 @@ async def test_the_computer_moves_first_then_a_rematch_swaps_colours(
         await my_turn(pilot, screen)
         await pilot.press("r", "y")
         await wait_until(pilot, lambda: screen.state.game.is_over, "the resignation")
-        assert "You lost" in screen_text(app)
+        assert "You lost. Black wins: resignation" in screen_text(app)
         first_table = screen.table_id
 
         await pilot.press("m")

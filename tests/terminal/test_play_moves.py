@@ -63,6 +63,14 @@ async def test_moves_by_key_with_forced_pieces_and_a_jump_chosen_square_by_squar
         assert entry.movable == {26, 27}
         assert screen.board.marks.must_capture == {26, 27}
         assert "You must capture" in screen_text(app)
+        # A piece that cannot capture, chosen anyway: the line says which pieces must.
+        await click_square(pilot, screen, 31)
+        await wait_until(
+            pilot,
+            lambda: "You must capture: pick 26, 27" in screen_text(app),
+            "why 31 cannot move",
+        )
+        assert entry.selected is None
 
         await click_square(pilot, screen, 26)
         await wait_until(pilot, lambda: entry.selected == 26, "26 to be picked")
@@ -188,8 +196,13 @@ async def test_a_click_away_from_the_picked_piece_cancels_it(
         await my_turn(pilot, screen)
         entry = screen.entry
         assert entry is not None
+        # A piece hemmed in by its own side is not picked, and the line says why.
+        await click_square(pilot, screen, 3)
+        await wait_until(pilot, lambda: "That piece has no move" in screen_text(app), "why")
+        assert entry.selected is None
         await click_square(pilot, screen, 11)
         await wait_until(pilot, lambda: entry.selected == 11, "11 to be picked")
+        assert "That piece has no move" not in screen_text(app)
         assert entry.targets == {15, 16}
         await click_square(pilot, screen, 12)
         await wait_until(pilot, lambda: entry.selected == 12, "12 to replace 11")

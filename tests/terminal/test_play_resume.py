@@ -69,7 +69,10 @@ async def test_a_restarted_client_offers_the_unfinished_game_and_resumes_it(
         await wait_until(pilot, lambda: isinstance(again.screen, Question), "the resume question")
         question = again.screen
         assert isinstance(question, Question)
-        assert question.question.startswith("You have an unfinished game (pass and play, 2 moves")
+        # Two plies, one of each side: the game is at its second move, as a record counts.
+        assert question.question == (
+            "You have an unfinished game (pass and play, at move 2). Resume it?"
+        )
         assert "unfinished game" in screen_text(again)
         await pilot.press("y")
         screen = await game_screen(pilot, table_id)

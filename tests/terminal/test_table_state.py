@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 
-from goti.rules import Color, Game, Outcome, Termination
+from goti.rules import ENGLISH, Color, Game, Outcome, Position, Termination
 from goti_client.events import (
     DrawDeclined,
     DrawOffered,
@@ -28,7 +28,7 @@ from goti_client.tables import (
     TableStatus,
     Turn,
 )
-from goti_client.terminal.table_state import TableState
+from goti_client.terminal.table_state import TableState, move_number
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 ANN = Player("p_ann", "Ann")
@@ -204,3 +204,16 @@ def test_spectators_and_pass_and_play_see_white_at_the_bottom() -> None:
     assert both.seat_at_bottom is Color.WHITE
     assert both.my_turn is not None
     assert TableState(table_of(Game(), seq=0, role=Role.WHITE)).my_turn is None
+
+
+def test_the_move_number_counts_a_ply_of_each_side_as_one_move() -> None:
+    game = Game()
+    assert move_number(view_of(game)) == 1
+    for notation, number in (("11-15", 1), ("23-19", 2), ("8-11", 2), ("22-17", 3)):
+        game.play(notation)
+        assert move_number(view_of(game)) == number, game.moves
+    # From a set-up position with White, the second side, to move: its ply ends move 1.
+    set_up = Game(ENGLISH, start=Position.from_fen("W:W21,22:B9,10", ENGLISH))
+    assert move_number(view_of(set_up)) == 1
+    set_up.play(set_up.legal_moves[0])
+    assert move_number(view_of(set_up)) == 2

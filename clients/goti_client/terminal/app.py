@@ -20,9 +20,10 @@ from goti_client.errors import GotiError, TableNotFoundError, UnavailableError
 from goti_client.tables import Me, Opponent, Role, Table, TableStatus
 from goti_client.terminal.dialogs import Question
 from goti_client.terminal.game_screen import GameScreen
-from goti_client.terminal.labels import LABELS, Labels, Language
+from goti_client.terminal.labels import LABELS, Labels, Language, failure_cause
 from goti_client.terminal.player_files import PlayerFiles
 from goti_client.terminal.start_screen import StartScreen
+from goti_client.terminal.table_state import move_number
 from goti_client.terminal.terminal_theme import Brightness
 
 DEFAULT_SERVER: Final = "localhost:50051"
@@ -92,7 +93,7 @@ class GotiApp(App[None]):
             if isinstance(screen, GameScreen | StartScreen):
                 screen.say(line)
             else:
-                self.notify(line, severity="error")
+                self.notify(line, severity="error", markup=False)
 
     # -- connecting ---------------------------------------------------------------------
 
@@ -110,8 +111,7 @@ class GotiApp(App[None]):
                 stream_backoff=self._stream_backoff,
             )
         except UnavailableError as error:
-            # gRPC's own words end with the cause: "Connection refused", "DNS resolution failed".
-            self.start_screen.show_unreachable(error.message.rsplit(": ", 1)[-1])
+            self.start_screen.show_unreachable(failure_cause(error.message))
             return
         except GotiError as error:
             self.start_screen.show_unreachable(self.labels.explain(error))
@@ -152,7 +152,7 @@ class GotiApp(App[None]):
             opponent = labels.vs_self
         else:
             opponent = labels.vs_person
-        question = labels.resume_question.format(opponent=opponent, moves=len(table.game.moves))
+        question = labels.resume_question.format(opponent=opponent, move=move_number(table.game))
 
         def answered(resume: bool | None) -> None:
             if resume:

@@ -1,4 +1,9 @@
-"""A question with two answers, over whatever screen asked it."""
+"""A question with two answers, over whatever screen asked it.
+
+The question is a band across the whole screen, edged above and below only: some terminals
+draw Devanagari wider than Textual reckons, and a border after the question's words would
+stand out of line.
+"""
 
 from __future__ import annotations
 
@@ -19,11 +24,12 @@ class Question(ModalScreen[bool]):
         align: center middle;
     }
     Question > Vertical {
-        width: 64;
+        width: 100%;
         height: auto;
-        border: thick $accent;
+        border-top: thick $accent;
+        border-bottom: thick $accent;
         background: $surface;
-        padding: 1 2;
+        padding: 1 4;
     }
     Question Horizontal {
         height: auto;
@@ -48,7 +54,7 @@ class Question(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.question, id="question")
+            yield Static(self.question, id="question", markup=False)
             with Horizontal():
                 yield Button(self._yes, id="yes", variant="primary")
                 yield Button(self._no, id="no")

@@ -1,6 +1,11 @@
 """The game screen: the board, and beside it the seats, whose turn, the turn timer, warnings,
 draw offers, the result, the streak against the computer and the move list.
 
+Some terminals (tmux among them) give Devanagari vowel signs a cell each where Textual reckons
+none, so the rest of a line after Nepali words moves right: nothing that must line up with
+other rows follows words on its line.  The connection status comes first in the header, and
+the buttons stand one under the other (which also keeps each whole in a narrow terminal).
+
 The table's watch is the screen's source of truth; a command's own events are folded in too,
 as soon as its reply comes, and the watch skips them later by seq.  When the watch loses its
 stream the screen says it is reconnecting and reads the table directly until the server
@@ -16,11 +21,11 @@ from typing import TYPE_CHECKING, ClassVar, Final, cast
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Static
 
-from goti.rules import Color, GameWarning, Square
+from goti.rules import Color, GameWarning, Square, Variant, square_name
 from goti_client.errors import GotiError, Reason, UnavailableError
 from goti_client.events import DrawDeclined, Snapshot, TableEvent, TableUpdate
 from goti_client.tables import Role, Seat, Table, TableStatus
@@ -28,7 +33,7 @@ from goti_client.terminal.board import BoardMarks, BoardView
 from goti_client.terminal.board_layout import BoardLayout
 from goti_client.terminal.dialogs import Question
 from goti_client.terminal.selection import EntryStep, MoveEntry
-from goti_client.terminal.table_state import TableState
+from goti_client.terminal.table_state import TableState, plies_before_first
 
 if TYPE_CHECKING:
     from goti_client.terminal.app import GotiApp
@@ -38,6 +43,16 @@ TICK_SECONDS: Final = 0.25
 PROBE_RETRY_SECONDS: Final = 1.0
 STREAK_SETTLE_SECONDS: Final = 1.0
 """The server counts a finished game in the streaks a moment after it ends."""
+
+
+def square_label(variant: Variant, square: Square) -> str:
+    """A square as the variant's players name it: ``c3`` in Russian, ``22`` in English.
+
+    >>> from goti.rules import ENGLISH, RUSSIAN
+    >>> square_label(RUSSIAN, Square(22)), square_label(ENGLISH, Square(22))
+    ('c3', '22')
+    """
+    return square_name(square) if variant.algebraic else str(square)
 
 
 def format_clock(seconds: float) -> str:
@@ -59,12 +74,13 @@ class GameScreen(Screen[None]):
         padding: 0 1;
         background: $panel;
     }
+    GameScreen #connection {
+        width: auto;
+        margin-right: 2;
+    }
     GameScreen #table-header {
         width: 1fr;
         text-style: bold;
-    }
-    GameScreen #connection {
-        width: auto;
     }
     GameScreen #game-body {
         height: 1fr;
@@ -87,12 +103,13 @@ class GameScreen(Screen[None]):
     GameScreen #notices {
         color: $warning;
     }
-    GameScreen .buttons {
+    GameScreen #buttons {
         height: auto;
+        width: auto;
         margin-bottom: 1;
     }
-    GameScreen .buttons Button {
-        margin: 0 1 0 0;
+    GameScreen #buttons Button {
+        margin: 0;
         min-width: 8;
     }
     GameScreen #moves-heading {
@@ -152,20 +169,20 @@ class GameScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         labels = self.goti_app.labels
         with Horizontal(id="game-header"):
-            yield Static(id="table-header")
-            yield Static(labels.connected, id="connection")
+            yield Static(labels.connected, id="connection", markup=False)
+            yield Static(id="table-header", markup=False)
         with Horizontal(id="game-body"):
             yield BoardView(
                 self.state.game.position, BoardLayout(self.state.seat_at_bottom), id="board"
             )
             with VerticalScroll(id="side"):
-                yield Static(id="seat-top")
-                yield Static(id="seat-bottom")
-                yield Static(id="status")
-                yield Static(id="timer")
-                yield Static(id="notices")
-                yield Static(id="streak")
-                with Horizontal(classes="buttons"):
+                yield Static(id="seat-top", markup=False)
+                yield Static(id="seat-bottom", markup=False)
+                yield Static(id="status", markup=False)
+                yield Static(id="timer", markup=False)
+                yield Static(id="notices", markup=False)
+                yield Static(id="streak", markup=False)
+                with Vertical(id="buttons"):
                     yield Button(labels.offer_draw, id="offer-draw", compact=True)
                     yield Button(
                         labels.accept_draw, id="accept-draw", variant="success", compact=True
@@ -175,10 +192,10 @@ class GameScreen(Screen[None]):
                     yield Button(labels.take_back, id="take-back", compact=True)
                     yield Button(labels.rematch, id="rematch", variant="primary", compact=True)
                     yield Button(labels.leave, id="leave", compact=True)
-                yield Static(labels.moves, id="moves-heading")
-                yield Static(id="moves")
-        yield Static("", id="message")
-        yield Static(f"{labels.board_keys} · {labels.legend}", id="keys")
+                yield Static(labels.moves, id="moves-heading", markup=False)
+                yield Static(id="moves", markup=False)
+        yield Static("", id="message", markup=False)
+        yield Static(f"{labels.board_keys} · {labels.legend}", id="keys", markup=False)
 
     def on_mount(self) -> None:
         self._ready = True
@@ -329,7 +346,28 @@ class GameScreen(Screen[None]):
                 lambda goti, side, seq: goti.play(self.table_id, move, side=side, expected_seq=seq)
             )
             return
+        if result.step is EntryStep.SELECTED:
+            self.say("")
+        else:
+            self._say_why_it_cannot_move(message.square, entry)
         self._show_board()
+
+    def _say_why_it_cannot_move(self, square: Square, entry: MoveEntry) -> None:
+        """When the player chose one of their own pieces that cannot move, say why: another
+        must capture, or it is blocked."""
+        turn = self.state.my_turn
+        piece = self.state.game.position.piece_at(square)
+        if turn is None or piece is None or piece.color is not turn.side:
+            return
+        if square in entry.movable:
+            return
+        labels = self.goti_app.labels
+        if turn.must_capture:
+            variant = self.state.game.variant
+            squares = ", ".join(square_label(variant, other) for other in turn.must_capture)
+            self.say(labels.must_capture_with.format(squares=squares))
+        else:
+            self.say(labels.piece_cannot_move)
 
     def on_board_view_cancelled(self, message: BoardView.Cancelled) -> None:
         message.stop()
@@ -503,7 +541,7 @@ class GameScreen(Screen[None]):
         self.query_one("#seat-top", Static).update(self._seat_line(table.seat(bottom.opponent)))
         self.query_one("#seat-bottom", Static).update(self._seat_line(table.seat(bottom)))
         self.query_one("#status", Static).update(self._status_text())
-        self.query_one("#notices", Static).update("\n".join(self._notices()))
+        self._show_line("#notices", "\n".join(self._notices()))
         self.query_one("#moves", Static).update(self._move_list())
         self._show_buttons()
         self._show_timer()
@@ -565,7 +603,7 @@ class GameScreen(Screen[None]):
             result = labels.wins.format(side=labels.color(outcome.winner), why=why)
             if table.role in (Role.WHITE, Role.BLACK):
                 mine = table.role.holds(outcome.winner)
-                result = f"{labels.you_won if mine else labels.you_lost} {result}"
+                result = (labels.you_won if mine else labels.you_lost).format(result=result)
             return result
         turn = self.state.turn
         if turn is None:
@@ -608,12 +646,8 @@ class GameScreen(Screen[None]):
 
     def _move_list(self) -> str:
         game = self.state.game
-        moves = game.moves
-        first = game.start.turn
         lines = []
-        # Number full moves from the side that moved first in this game.
-        offset = 0 if first is game.variant.first_to_move else 1
-        plies = ["…"] * offset + list(moves)
+        plies = ["…"] * plies_before_first(game) + list(game.moves)
         for index in range(0, len(plies), 2):
             pair = plies[index : index + 2]
             lines.append(f"{index // 2 + 1:>3}. " + "  ".join(f"{move:<9}" for move in pair))
@@ -646,7 +680,7 @@ class GameScreen(Screen[None]):
         if deadline is not None and self.state.turn is not None:
             left = (deadline - datetime.now(UTC)).total_seconds()
             text = "⏱ " + self.goti_app.labels.time_left.format(time=format_clock(left))
-        self.query_one("#timer", Static).update(text)
+        self._show_line("#timer", text)
 
     def show_streak(self) -> None:
         """Show the win streak against the computer, at a table against the computer."""
@@ -656,4 +690,11 @@ class GameScreen(Screen[None]):
         text = ""
         if me is not None and self.state.table.opponent.is_computer:
             text = self.goti_app.labels.win_streak.format(streak=me.win_streak, best=me.best_streak)
-        self.query_one("#streak", Static).update(text)
+        self._show_line("#streak", text)
+
+    def _show_line(self, selector: str, text: str) -> None:
+        """Show a line beside the board, or hide it while empty: a short terminal has no row
+        to spare for it."""
+        line = self.query_one(selector, Static)
+        line.update(text)
+        line.display = bool(text)

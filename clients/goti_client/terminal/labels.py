@@ -41,6 +41,25 @@ def language_from_locale(environment: Mapping[str, str]) -> Language:
     return Language.ENGLISH
 
 
+def failure_cause(message: str) -> str:
+    """The cause that ends a gRPC failure message, in gRPC's words, for the player to read.
+
+    gRPC nests causes, each after a colon, some in brackets; the last is the one to show.
+
+    >>> failure_cause("errors resolving bad..name:50051: [field:hostname lookup error:"
+    ...     "address lookup failed for bad..name:50051: Misformatted domain name]")
+    'Misformatted domain name'
+    >>> failure_cause("last error: UNKNOWN: ipv4:127.0.0.1:1: Failed to connect to remote "
+    ...     "host: Connection refused")
+    'Connection refused'
+    """
+    cause = message.rsplit(": ", 1)[-1]
+    # The cut leaves the brackets closed around the last cause, not the ones it opened.
+    while cause.endswith("]") and cause.count("]") > cause.count("["):
+        cause = cause[:-1]
+    return cause.strip() or message
+
+
 @dataclass(frozen=True, slots=True)
 class Labels:
     """The client's words in one language; ``{name}`` fields are filled with ``format``."""
@@ -72,10 +91,12 @@ class Labels:
     join: str
     pass_and_play: str
     browse_lobby: str
-    table_id: str
+    watch_what: str
     watch: str
+    full_table_question: str
     streaks: str
     quit_hint: str
+    quit_question: str
     resume_question: str
     resume: str
     new_game: str
@@ -99,6 +120,8 @@ class Labels:
     share_link: str
     time_left: str
     must_capture: str
+    must_capture_with: str
+    piece_cannot_move: str
     warnings: Mapping[GameWarning, str]
     you_offered_draw: str
     draw_offered: str
@@ -191,11 +214,13 @@ ENGLISH_LABELS = Labels(
     join="Join",
     pass_and_play="Pass and play on this terminal",
     browse_lobby="Browse the lobby",
-    table_id="Table id",
+    watch_what="Table id, code or link",
     watch="Watch",
+    full_table_question="That table is full: both seats are taken. Watch it instead?",
     streaks="Against the computer: win streak {streak}, best {best}",
     quit_hint="Tab moves between choices · Q quits",
-    resume_question="You have an unfinished game ({opponent}, {moves} moves played). Resume it?",
+    quit_question="Quit Goti?",
+    resume_question="You have an unfinished game ({opponent}, at move {move}). Resume it?",
     resume="Resume",
     new_game="New game",
     vs_computer="against the computer",
@@ -218,6 +243,8 @@ ENGLISH_LABELS = Labels(
     share_link="Link: {link}",
     time_left="{time} left",
     must_capture="You must capture",
+    must_capture_with="You must capture: pick {squares}",
+    piece_cannot_move="That piece has no move",
     warnings={
         GameWarning.REPETITION: "This position has come up twice: a third time is a draw",
         GameWarning.MOVE_LIMIT_NEAR: "{count} moves each until the 40-move draw",
@@ -228,8 +255,8 @@ ENGLISH_LABELS = Labels(
     draw_declined="The draw was declined",
     wins="{side} wins: {why}",
     draw_result="Draw: {why}",
-    you_won="You won!",
-    you_lost="You lost",
+    you_won="You won! {result}",
+    you_lost="You lost. {result}",
     terminations={
         Termination.NO_PIECES: "no pieces left",
         Termination.NO_MOVES: "no move left",
@@ -321,11 +348,13 @@ NEPALI_LABELS = Labels(
     join="सामेल हुनुहोस्",
     pass_and_play="यही टर्मिनलमा दुई जना पालैपालो खेल्नुहोस्",
     browse_lobby="लबी हेर्नुहोस्",
-    table_id="टेबल आईडी",
+    watch_what="टेबल आईडी, कोड वा लिङ्क",
     watch="हेर्नुहोस्",
+    full_table_question="त्यो टेबल भरिएको छ: दुवै सिटमा खेलाडी छन्। बरु हेर्ने?",
     streaks="कम्प्युटरविरुद्ध: लगातार जित {streak}, सबैभन्दा धेरै {best}",
     quit_hint="Tab ले छनोट सार्छ · Q ले बन्द गर्छ",
-    resume_question="तपाईंको एउटा खेल अधुरो छ ({opponent}, {moves} चाल खेलिएको)। जारी राख्ने?",
+    quit_question="गोटी बन्द गर्ने?",
+    resume_question="तपाईंको एउटा खेल अधुरो छ ({opponent}, चाल नम्बर {move})। जारी राख्ने?",
     resume="जारी राख्नुहोस्",
     new_game="नयाँ खेल",
     vs_computer="कम्प्युटरविरुद्ध",
@@ -348,6 +377,8 @@ NEPALI_LABELS = Labels(
     share_link="लिङ्क: {link}",
     time_left="{time} बाँकी",
     must_capture="गोटी मार्नैपर्छ",
+    must_capture_with="गोटी मार्नैपर्छ: {squares} छान्नुहोस्",
+    piece_cannot_move="त्यो गोटीको चाल छैन",
     warnings={
         GameWarning.REPETITION: "यो स्थिति दुई पटक आइसक्यो: तेस्रो पटक आए बराबरी हुन्छ",
         GameWarning.MOVE_LIMIT_NEAR: "४० चालको बराबरीसम्म प्रत्येकको {count} चाल बाँकी",
@@ -358,8 +389,8 @@ NEPALI_LABELS = Labels(
     draw_declined="बराबरी अस्वीकार भयो",
     wins="{side} जित्यो: {why}",
     draw_result="बराबरी: {why}",
-    you_won="तपाईं जित्नुभयो!",
-    you_lost="तपाईं हार्नुभयो",
+    you_won="तपाईं जित्नुभयो! {result}",
+    you_lost="तपाईं हार्नुभयो। {result}",
     terminations={
         Termination.NO_PIECES: "गोटी सकिए",
         Termination.NO_MOVES: "चाल्ने ठाउँ छैन",

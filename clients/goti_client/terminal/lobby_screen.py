@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, cast
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -54,10 +55,14 @@ class LobbyScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         labels = self.goti_app.labels
         with Vertical():
-            yield Static(f"{labels.lobby_title} · {labels.variant(self.variant)}", id="lobby-title")
+            yield Static(
+                f"{labels.lobby_title} · {labels.variant(self.variant)}",
+                id="lobby-title",
+                markup=False,
+            )
             yield DataTable(id="tables", cursor_type="row", zebra_stripes=True)
-            yield Static("", id="message")
-            yield Static(labels.lobby_keys, id="hint")
+            yield Static("", id="message", markup=False)
+            yield Static(labels.lobby_keys, id="hint", markup=False)
 
     def on_mount(self) -> None:
         labels = self.goti_app.labels
@@ -85,11 +90,12 @@ class LobbyScreen(Screen[None]):
         grid.clear()
         for table in tables:
             timer = f"{table.turn_timer_seconds} s" if table.turn_timer_seconds else labels.no_timer
+            # Text, not str: a str cell is read as markup, and a name may hold brackets.
             grid.add_row(
-                table.host.display_name,
-                labels.color(table.open_color),
-                timer,
-                table.code,
+                Text(table.host.display_name),
+                Text(labels.color(table.open_color)),
+                Text(timer),
+                Text(table.code),
                 key=table.table_id,
             )
         self._say("" if tables else labels.lobby_empty)

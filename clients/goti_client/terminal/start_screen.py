@@ -1,5 +1,11 @@
 """The start screen: play the computer, play a friend online (create a table or join one by
-its code), pass and play at this terminal, browse the lobby, or watch a table."""
+its code), pass and play at this terminal, browse the lobby, or watch a table by its id, its
+code or its join link.
+
+Some terminals (tmux among them) draw Devanagari a cell or two wider than Textual reckons,
+moving the rest of its line to the right; so no box border closes a line after a label, and
+each choice's name stands on a line of its own above its buttons.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +19,9 @@ from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Input, RadioButton, RadioSet, Static
 
 from goti.rules import ENGLISH, RUSSIAN, Variant
-from goti_client.errors import GotiError
+from goti_client.errors import GotiError, Reason
 from goti_client.tables import Level, Opponent, StartingPlayer, Table
+from goti_client.terminal.dialogs import Question
 
 if TYPE_CHECKING:
     from goti_client.terminal.app import GotiApp
@@ -29,6 +36,8 @@ FIRST_MOVERS: Final = (StartingPlayer.PLAYER_1, StartingPlayer.PLAYER_2, Startin
 TURN_TIMERS: Final = (0, 30, 60, 300)
 """Seconds per move offered for a table with a friend (0: no timer)."""
 VARIANTS: Final = (ENGLISH, RUSSIAN)
+CODE_LENGTH: Final = 6
+"""Characters in a table code (``K7QX2M``), spaces and dashes aside; a table id is longer."""
 
 
 def code_from_link(text: str) -> str:
@@ -43,6 +52,23 @@ def code_from_link(text: str) -> str:
     if "/" in text:
         text = text.rstrip("/").rsplit("/", 1)[-1]
     return text
+
+
+def table_reference(text: str) -> tuple[str, str]:
+    """What the player typed to watch a table, as ``(table_id, code)`` with one of the two
+    set: a join link or a code is sent as the code (the server reads either), anything else
+    is the table's id.
+
+    >>> table_reference("https://goti.example/join/K7QX2M")
+    ('', 'https://goti.example/join/K7QX2M')
+    >>> table_reference(" k7qx-2m "), table_reference("Fv3y8_GkQ2-jzX0aT5pP6w")
+    (('', 'k7qx-2m'), ('Fv3y8_GkQ2-jzX0aT5pP6w', ''))
+    """
+    text = text.strip()
+    compact = "".join(character for character in text if character not in " -")
+    if "/" in text or len(compact) == CODE_LENGTH:
+        return "", text
+    return text, ""
 
 
 class StartScreen(Screen[None]):
@@ -63,17 +89,19 @@ class StartScreen(Screen[None]):
     }
     StartScreen .section {
         height: auto;
-        border: round $primary;
+        border-left: thick $primary;
         padding: 0 1;
+        margin-top: 1;
+    }
+    StartScreen .heading {
+        text-style: bold;
+        color: $primary;
     }
     StartScreen .row {
         height: auto;
     }
     StartScreen .spaced {
         margin: 1 0 0 1;
-    }
-    StartScreen .row > Static {
-        width: 18;
     }
     StartScreen RadioSet, StartScreen RadioSet:focus {
         layout: horizontal;
@@ -95,7 +123,7 @@ class StartScreen(Screen[None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "app.quit", show=False),
+        Binding("q", "ask_to_quit", show=False),
         Binding("r", "retry", show=False),
     ]
 
@@ -111,11 +139,11 @@ class StartScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         labels = self.goti_app.labels
         with VerticalScroll():
-            yield Static(labels.title, id="title")
-            yield Static("", id="connection-status")
-            yield Static("", id="streaks")
-            with Horizontal(classes="row"):
-                yield Static(labels.rules)
+            yield Static(labels.title, id="title", markup=False)
+            yield Static("", id="connection-status", markup=False)
+            yield Static("", id="streaks", markup=False)
+            with Vertical(classes="row"):
+                yield Static(labels.rules, markup=False)
                 with RadioSet(compact=True, id="variant"):
                     for variant in VARIANTS:
                         yield RadioButton(
@@ -123,10 +151,10 @@ class StartScreen(Screen[None]):
                             value=variant == self.goti_app.variant,
                             id=f"variant-{variant.name}",
                         )
-            with Vertical(classes="section", id="computer-section") as section:
-                section.border_title = labels.play_computer
-                with Horizontal(classes="row"):
-                    yield Static(labels.level)
+            with Vertical(classes="section", id="computer-section"):
+                yield Static(labels.play_computer, classes="heading", markup=False)
+                with Vertical(classes="row"):
+                    yield Static(labels.level, markup=False)
                     with RadioSet(compact=True, id="level"):
                         for level in Level:
                             yield RadioButton(
@@ -134,17 +162,17 @@ class StartScreen(Screen[None]):
                                 value=level is Level.EASY,
                                 id=f"level-{level.value}",
                             )
-                with Horizontal(classes="row"):
-                    yield Static(labels.who_first)
+                with Vertical(classes="row"):
+                    yield Static(labels.who_first, markup=False)
                     with RadioSet(compact=True, id="first"):
                         yield RadioButton(labels.first_me, value=True, id="first-me")
                         yield RadioButton(labels.first_computer, id="first-computer")
                         yield RadioButton(labels.first_random, id="first-random")
                 yield Button(labels.play, id="play-computer", variant="primary", compact=True)
-            with Vertical(classes="section", id="friend-section") as section:
-                section.border_title = labels.play_friend
-                with Horizontal(classes="row"):
-                    yield Static(labels.turn_timer)
+            with Vertical(classes="section", id="friend-section"):
+                yield Static(labels.play_friend, classes="heading", markup=False)
+                with Vertical(classes="row"):
+                    yield Static(labels.turn_timer, markup=False)
                     with RadioSet(compact=True, id="timer"):
                         for seconds in TURN_TIMERS:
                             yield RadioButton(
@@ -161,10 +189,10 @@ class StartScreen(Screen[None]):
                 yield Button(labels.pass_and_play, id="pass-and-play", compact=True)
                 yield Button(labels.browse_lobby, id="lobby", compact=True)
             with Horizontal(classes="row spaced"):
-                yield Input(placeholder=labels.table_id, id="watch-id", compact=True)
+                yield Input(placeholder=labels.watch_what, id="watch-id", compact=True)
                 yield Button(labels.watch, id="watch", compact=True)
-            yield Static("", id="message")
-            yield Static(labels.quit_hint, id="hint")
+            yield Static("", id="message", markup=False)
+            yield Static(labels.quit_hint, id="hint", markup=False)
 
     def on_mount(self) -> None:
         self._ready = True
@@ -235,6 +263,16 @@ class StartScreen(Screen[None]):
     def action_retry(self) -> None:
         self.goti_app.connect()
 
+    def action_ask_to_quit(self) -> None:
+        # One stray key must not end the app: Q asks first (Ctrl+Q quits at once).
+        labels = self.goti_app.labels
+
+        def answered(quit_now: bool | None) -> None:
+            if quit_now:
+                self.app.exit()
+
+        self.app.push_screen(Question(labels.quit_question, labels.yes, labels.no), answered)
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         app = self.goti_app
@@ -266,7 +304,7 @@ class StartScreen(Screen[None]):
             case "join":
                 code = code_from_link(self.query_one("#join-code", Input).value)
                 if code:
-                    self._open(lambda: app.goti.join_table(code))
+                    self._open(lambda: app.goti.join_table(code), full=code)
             case "pass-and-play":
                 self._open(
                     lambda: app.goti.create_table(
@@ -280,9 +318,9 @@ class StartScreen(Screen[None]):
 
                 app.push_screen(LobbyScreen(variant))
             case "watch":
-                table_id = self.query_one("#watch-id", Input).value.strip()
-                if table_id:
-                    self._open(lambda: app.goti.get_table(table_id))
+                table_id, code = table_reference(self.query_one("#watch-id", Input).value)
+                if table_id or code:
+                    self._open(lambda: app.goti.get_table(table_id, code=code))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -290,14 +328,31 @@ class StartScreen(Screen[None]):
         if button is not None:
             self.query_one(button, Button).press()
 
-    def _open(self, call: Callable[[], Awaitable[Table]]) -> None:
+    def _open(self, call: Callable[[], Awaitable[Table]], *, full: str = "") -> None:
+        """Open the table ``call`` returns; when it is a join refused because the table with
+        the code ``full`` is full, offer to watch that table instead."""
         self.say("")
-        self.run_worker(self._open_table(call), group="open", exclusive=True, exit_on_error=False)
+        self.run_worker(
+            self._open_table(call, full), group="open", exclusive=True, exit_on_error=False
+        )
 
-    async def _open_table(self, call: Callable[[], Awaitable[Table]]) -> None:
+    async def _open_table(self, call: Callable[[], Awaitable[Table]], full: str) -> None:
+        app = self.goti_app
         try:
             table = await call()
         except GotiError as error:
-            self.say(self.goti_app.labels.explain(error))
+            self.say(app.labels.explain(error))
+            if full and error.reason is Reason.TABLE_FULL:
+                self._offer_to_watch(full)
             return
-        self.goti_app.open_table(table)
+        app.open_table(table)
+
+    def _offer_to_watch(self, code: str) -> None:
+        app = self.goti_app
+        labels = app.labels
+
+        def answered(watch: bool | None) -> None:
+            if watch:
+                self._open(lambda: app.goti.get_table(code=code))
+
+        app.push_screen(Question(labels.full_table_question, labels.watch, labels.no), answered)

@@ -31,6 +31,19 @@ MOVE_LIMIT_PLIES = 80
 """Forty moves each with no capture and no man moved: a draw."""
 
 
+def plies_before_first(game: GameView) -> int:
+    """The plies a game record counts before the game's first one: 1 when the game began with
+    the side that moves second under the rules (from a set-up position), so that its first
+    ply is the second half of move 1."""
+    return 0 if game.start.turn is game.variant.first_to_move else 1
+
+
+def move_number(game: GameView) -> int:
+    """The number of the move being played, as a game record numbers them: a move is one ply
+    of each side (``1. 11-15 23-19``), so after three plies it is move 2."""
+    return (plies_before_first(game) + len(game.moves)) // 2 + 1
+
+
 @dataclass(frozen=True, slots=True)
 class TableState:
     """A table as of its latest seq, and what the screen needs beside it."""
