@@ -6,6 +6,7 @@ import { h, replaceChildren } from "./dom.js";
 import { Variant } from "./gen/goti/api/v1/game_pb.js";
 import type { LobbyTable, WatchLobbyResponse } from "./gen/goti/api/v1/tables_pb.js";
 import type { Page, View } from "./page.js";
+import type { Following } from "./stream.js";
 import { colorName, fill } from "./words.js";
 
 export class LobbyView implements View {
@@ -13,13 +14,14 @@ export class LobbyView implements View {
   private readonly tables = new Map<string, LobbyTable>();
   private connected = false;
   private message = "";
+  private readonly following: Following;
 
   constructor(
     private readonly page: Page,
     private readonly variant: Variant,
   ) {
     this.redraw();
-    page.stream.follow(
+    this.following = page.stream.follow(
       (signal) => page.goti.tables.watchLobby({ variant }, { signal }),
       {
         message: (response) => {
@@ -39,7 +41,7 @@ export class LobbyView implements View {
   }
 
   close(): void {
-    this.page.stream.close();
+    this.following.close();
   }
 
   private take(response: WatchLobbyResponse): void {

@@ -1,6 +1,7 @@
 // The tab's one event stream. Chromium opens at most six connections per site over HTTP/1.1,
 // and a seventh call waits for one of them: so a tab watches the lobby or one table, never
-// both, and opening a new watch closes the old one. A broken stream is opened again after a
+// both, and opening a new watch closes the old one. Each watch is closed through its own
+// handle, so a view leaving the screen closes its watch and never the next view's. A broken stream is opened again after a
 // short, jittered pause (0.5 s doubling to 5 s: a person is waiting), and a stream that says
 // nothing for three heartbeats is taken for dead and opened again too.
 
@@ -28,21 +29,26 @@ function isFinal(error: ConnectError): boolean {
   );
 }
 
+/** One watch the tab follows; closing it twice, or after the tab moved on, does nothing. */
+export interface Following {
+  close(): void;
+}
+
 export class TabStream {
   private current: AbortController | undefined;
 
   /** Follow the stream ``open`` makes, closing the tab's other stream first. */
-  follow<T>(open: (signal: AbortSignal) => AsyncIterable<T>, handlers: StreamHandlers<T>): void {
-    this.close();
+  follow<T>(open: (signal: AbortSignal) => AsyncIterable<T>, handlers: StreamHandlers<T>): Following {
+    this.current?.abort();
     const following = new AbortController();
     this.current = following;
     void this.run(following.signal, open, handlers);
-  }
-
-  /** Close the tab's stream, if any. */
-  close(): void {
-    this.current?.abort();
-    this.current = undefined;
+    return {
+      close: () => {
+        following.abort();
+        if (this.current === following) this.current = undefined;
+      },
+    };
   }
 
   private async run<T>(

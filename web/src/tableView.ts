@@ -23,6 +23,7 @@ import {
 import { MoveEntry } from "./moveEntry.js";
 import type { Page, View } from "./page.js";
 import { keepTable, keptTable } from "./storage.js";
+import type { Following } from "./stream.js";
 import {
   foldEvent,
   foldSnapshot,
@@ -73,6 +74,7 @@ export class TableView implements View {
   private connected = true;
   private message = "";
   private leaving = false;
+  private following: Following | undefined;
   private readonly board: BoardView;
   private readonly ticker: number;
   private readonly keys = (event: KeyboardEvent): void => this.shortcut(event);
@@ -107,14 +109,14 @@ export class TableView implements View {
     this.leaving = true;
     window.clearInterval(this.ticker);
     document.removeEventListener("keydown", this.keys);
-    this.page.stream.close();
+    this.following?.close();
   }
 
   // -- following the table -------------------------------------------------------------
 
   private follow(): void {
     const tables = this.page.goti.tables;
-    this.page.stream.follow(
+    this.following = this.page.stream.follow(
       (signal) =>
         tables.watchTable({ tableId: this.tableId, afterSeq: this.state.table.seq }, { signal }),
       {

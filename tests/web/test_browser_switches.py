@@ -1,0 +1,34 @@
+"""The page past each switch from one table to the next (a join from the lobby, a rematch
+against the computer or between people) and into a table watched by what a screen shows (its
+code or join link): in a real browser against a real backend, each scenario goes on to the
+next thing the person does there and checks that it arrives live, with no reload."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import WebBackend, run_scenario
+
+pytestmark = [pytest.mark.usefixtures("browser"), pytest.mark.timeout(300)]
+
+
+async def test_after_a_join_from_the_lobby_each_page_sees_the_others_moves(
+    web_backend: WebBackend,
+) -> None:
+    report = await run_scenario(web_backend, "lobby_join_play", plies=4)
+    assert len(report["moves"]) == 4
+
+
+async def test_after_a_rematch_against_the_computer_its_replies_arrive_live(
+    web_backend: WebBackend,
+) -> None:
+    report = await run_scenario(web_backend, "computer_rematch")
+    assert report["rematchId"] != report["firstId"]
+
+
+async def test_after_a_rematch_between_people_the_first_move_reaches_the_other_page(
+    web_backend: WebBackend,
+) -> None:
+    report = await run_scenario(web_backend, "people_rematch")
+    assert len(report["moves"]) == 2
+
