@@ -32,3 +32,9 @@ async def test_after_a_rematch_between_people_the_first_move_reaches_the_other_p
     report = await run_scenario(web_backend, "people_rematch")
     assert len(report["moves"]) == 2
 
+
+async def test_watching_by_code_by_join_link_and_from_a_full_tables_link(
+    web_backend: WebBackend,
+) -> None:
+    report = await run_scenario(web_backend, "watch_by_code")
+    assert len(report["moves"]) == 2

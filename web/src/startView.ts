@@ -3,7 +3,7 @@
 // game was left unfinished here, the offer to resume it.
 
 import { Code } from "@connectrpc/connect";
-import { CALL_TIMEOUT_MS, requestId, retrying } from "./api.js";
+import { CALL_TIMEOUT_MS, refusalOf, requestId, retrying } from "./api.js";
 import { h, replaceChildren } from "./dom.js";
 import { Variant } from "./gen/goti/api/v1/game_pb.js";
 import {
@@ -34,6 +34,30 @@ export function codeFromLink(text: string): string {
   return code;
 }
 
+const CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ";
+const CODE_LENGTH = 6;
+
+/** Whether ``text`` reads as a table code as people type it (case, spaces and dashes aside). */
+function looksLikeCode(text: string): boolean {
+  const code = text.replace(/[\s-]+/g, "").toUpperCase();
+  return code.length === CODE_LENGTH && [...code].every((character) => CODE_ALPHABET.includes(character));
+}
+
+/** Which table the Watch box names: a table's address on this page (`/table/ID`) or its id
+ * by the id; a code, or a join link (`/join/CODE`), by the code, which GetTable reads as it
+ * is. */
+export function watchedTable(text: string): { tableId: string } | { code: string } | undefined {
+  const typed = text.trim();
+  if (typed === "") return undefined;
+  if (typed.includes("/")) {
+    const segments = typed.split(/[?#]/, 1)[0]?.replace(/\/+$/, "").split("/") ?? [];
+    const last = segments.at(-1) ?? "";
+    if (segments.at(-2) === "table" && last !== "") return { tableId: decodeURIComponent(last) };
+    return { code: typed };
+  }
+  return looksLikeCode(typed) ? { code: typed } : { tableId: typed };
+}
+
 function timerLabel(words: Words, seconds: number): string {
   if (seconds === 0) return words.noTimer;
   if (seconds < 60) return fill(words.seconds, { count: seconds });
@@ -52,6 +76,8 @@ export class StartView implements View {
   readonly element = h("main", { class: "start", "data-view": "start" });
   private readonly choices: Choices = { variant: 0, level: 0, first: 0, timer: 0, listed: false };
   private busy = false;
+  /** The code or link of a table the player could not join, being full: offered to watch. */
+  private fullTable: string | undefined;
 
   constructor(
     private readonly page: Page,
@@ -98,8 +124,8 @@ export class StartView implements View {
       id: "watch-id",
       type: "text",
       autocomplete: "off",
-      placeholder: words.tableId,
-      "aria-label": words.tableId,
+      placeholder: words.watchWhich,
+      "aria-label": words.watchWhich,
     });
     const nameInput = h("input", {
       id: "display-name",
@@ -122,6 +148,7 @@ export class StartView implements View {
           h("button", { type: "submit", id: "save-name" }, words.saveName)),
       ),
       h("div", { id: "resume" }),
+      this.fullTablePanel(),
       h("section", { class: "row" }, h("span", { class: "caption" }, words.rules),
         radios("variant", [words.english, words.russian])),
       h("section", { class: "card", id: "computer-section" },
@@ -165,7 +192,11 @@ export class StartView implements View {
     if (line !== null) line.textContent = text;
   }
 
-  private open(call: () => Promise<{ table?: Table | undefined; yourRole: Role }>): void {
+  /** Open the table ``call`` answers with; a refusal is said, unless ``refused`` takes it. */
+  private open(
+    call: () => Promise<{ table?: Table | undefined; yourRole: Role }>,
+    refused: (error: unknown) => boolean = () => false,
+  ): void {
     if (this.busy) return;
     if (this.page.me === undefined) {
       this.say(this.page.words.connecting);
@@ -178,7 +209,7 @@ export class StartView implements View {
         const reply = await call();
         if (reply.table !== undefined) this.page.showTable(reply.table, reply.yourRole);
       } catch (error) {
-        this.say(this.page.explain(error));
+        if (!refused(error)) this.say(this.page.explain(error));
       } finally {
         this.busy = false;
       }
@@ -220,15 +251,39 @@ export class StartView implements View {
     const code = codeFromLink(text);
     if (code === "") return;
     const id = requestId();
-    this.open(() =>
-      retrying(() => this.page.goti.tables.joinTable({ requestId: id, code }, { timeoutMs: CALL_TIMEOUT_MS })),
+    this.fullTable = undefined;
+    this.showFullTable();
+    this.open(
+      () => retrying(() => this.page.goti.tables.joinTable({ requestId: id, code }, { timeoutMs: CALL_TIMEOUT_MS })),
+      (error) => {
+        if (refusalOf(error).reason !== "TABLE_FULL") return false;
+        this.fullTable = code;
+        this.showFullTable();
+        return true;
+      },
     );
   }
 
+  /** Watch the table a code, a join link, a table's address or its id names. */
   private watch(text: string): void {
-    const tableId = codeFromLink(text);
-    if (tableId === "") return;
-    this.open(() => this.page.goti.tables.getTable({ tableId }, { timeoutMs: CALL_TIMEOUT_MS }));
+    const table = watchedTable(text);
+    if (table === undefined) return;
+    this.open(() => this.page.goti.tables.getTable(table, { timeoutMs: CALL_TIMEOUT_MS }));
+  }
+
+  private fullTablePanel(): HTMLElement {
+    const code = this.fullTable;
+    const words = this.page.words;
+    return h("div", { id: "full-table" },
+      code === undefined
+        ? null
+        : h("div", { class: "card notice" },
+            h("p", {}, words.tableFullWatch),
+            h("button", { id: "watch-full-table", class: "primary", type: "button", onclick: () => this.watch(code) }, words.watch)));
+  }
+
+  private showFullTable(): void {
+    this.element.querySelector("#full-table")?.replaceWith(this.fullTablePanel());
   }
 
   private async rename(name: string): Promise<void> {

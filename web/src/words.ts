@@ -60,8 +60,9 @@ export interface Words {
   readonly join: string;
   readonly passAndPlay: string;
   readonly browseLobby: string;
-  readonly tableId: string;
+  readonly watchWhich: string;
   readonly watch: string;
+  readonly tableFullWatch: string;
   readonly streaks: string;
   readonly resumeQuestion: string;
   readonly resume: string;
@@ -161,8 +162,9 @@ const ENGLISH: Words = {
   join: "Join",
   passAndPlay: "Pass and play on this device",
   browseLobby: "Browse the lobby",
-  tableId: "Table id",
+  watchWhich: "Table code, link or id",
   watch: "Watch",
+  tableFullWatch: "That table is full: you can watch the game instead.",
   streaks: "Against the computer: win streak {streak}, best {best}",
   resumeQuestion: "You have an unfinished game ({opponent}, {moves} moves played). Resume it?",
   resume: "Resume",
@@ -296,8 +298,9 @@ const NEPALI: Words = {
   join: "सामेल हुनुहोस्",
   passAndPlay: "यही उपकरणमा दुई जना पालैपालो खेल्नुहोस्",
   browseLobby: "लबी हेर्नुहोस्",
-  tableId: "टेबल आईडी",
+  watchWhich: "टेबल कोड, लिङ्क वा आईडी",
   watch: "हेर्नुहोस्",
+  tableFullWatch: "त्यो टेबल भरिएको छ: बरु खेल हेर्न सक्नुहुन्छ।",
   streaks: "कम्प्युटरविरुद्ध: लगातार जित {streak}, सबैभन्दा धेरै {best}",
   resumeQuestion: "तपाईंको एउटा खेल अधुरो छ ({opponent}, {moves} चाल खेलिएको)। जारी राख्ने?",
   resume: "जारी राख्नुहोस्",
