@@ -31,6 +31,14 @@ async def test_a_draw_offer_accepted(web_backend: WebBackend) -> None:
     await run_scenario(web_backend, "draw_offer")
 
 
+async def test_the_move_list_follows_the_newest_move_and_keeps_a_long_capture_in_its_column(
+    web_backend: WebBackend,
+) -> None:
+    report = await run_scenario(web_backend, "move_list", plies=36, seed=2)
+    assert report["plies"] >= 30
+    assert report["phone"]["lines"] > 1
+
+
 async def test_a_reload_mid_game_resumes_with_no_missing_move(web_backend: WebBackend) -> None:
     report = await run_scenario(web_backend, "reload_resume")
     assert int(report["resumedFrom"]) > 0

@@ -64,6 +64,17 @@ function sameMoves(one: readonly Move[], other: readonly Move[]): boolean {
 }
 type Command = (side: Color, seq: bigint, requestId: string) => Promise<Reply>;
 
+/** A move's notation with a line-break opportunity after each hop, so that a long capture
+ * (`h4:f6:d4:b6:d8:f6:h8`) wraps inside its column. */
+function breakable(notation: string): (string | HTMLElement)[] {
+  const parts: (string | HTMLElement)[] = [];
+  for (const piece of notation.split(/(?<=[:x-])/)) {
+    if (parts.length > 0) parts.push(h("wbr"));
+    parts.push(piece);
+  }
+  return parts;
+}
+
 export class TableView implements View {
   readonly element = h("main", { class: "table", "data-view": "table" });
   private state: TableState;
@@ -75,6 +86,10 @@ export class TableView implements View {
   private message = "";
   private leaving = false;
   private following: Following | undefined;
+  /** The plies the move list showed when last drawn. */
+  private listedPlies = -1;
+  /** Where the player scrolled the move list to, reading older moves; undefined at its end. */
+  private readingBack: number | undefined;
   private readonly board: BoardView;
   private readonly ticker: number;
   private readonly keys = (event: KeyboardEvent): void => this.shortcut(event);
@@ -501,6 +516,26 @@ export class TableView implements View {
     if (boardFocused) this.board.focusCursor();
     this.showTimer();
     this.showStreak();
+    this.scrollMoveList(game?.moves.length ?? 0);
+  }
+
+  /** Scroll the move list, just drawn again, to its newest move; or, when the player has
+   * scrolled back to read older moves and no move came since, to where they were. */
+  private scrollMoveList(plies: number): void {
+    const list = this.element.querySelector<HTMLElement>("#moves");
+    if (list === null) return;
+    if (plies !== this.listedPlies) this.readingBack = undefined;
+    this.listedPlies = plies;
+    const top = this.readingBack;
+    // In a microtask: a view drawn before it is shown is on the page by then.
+    queueMicrotask(() => {
+      list.scrollTop = top ?? list.scrollHeight;
+    });
+  }
+
+  private noteMoveListScroll(list: HTMLElement): void {
+    const atEnd = list.scrollTop + list.clientHeight >= list.scrollHeight - 2;
+    this.readingBack = atEnd ? undefined : list.scrollTop;
   }
 
   private showBoard(): void {
@@ -654,10 +689,12 @@ export class TableView implements View {
           ...pair.map((notation, half) =>
             notation === undefined
               ? h("span", { class: "ply" }, "…")
-              : h("span", { class: "ply", "data-ply": index + half - offset }, notation))),
+              : h("span", { class: "ply", "data-ply": index + half - offset }, ...breakable(notation)))),
       );
     }
-    return h("ol", { id: "moves", class: "moves" }, ...rows);
+    const list = h("ol", { id: "moves", class: "moves" }, ...rows);
+    list.addEventListener("scroll", () => this.noteMoveListScroll(list), { passive: true });
+    return list;
   }
 
   private showTimer(): void {
