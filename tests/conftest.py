@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import pytest_asyncio
+from hypothesis import HealthCheck, settings
 from redis.asyncio import Redis
 
 from goti.redis_server import RedisServer
@@ -25,6 +26,13 @@ from goti.redis_server import RedisServer
 REDIS_URL_VARIABLE = "GOTI_TEST_REDIS_URL"
 REDIS_IMAGE = "redis:7.2"
 DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
+REDIS_START_SECONDS = 60.0
+"""How long a test's Redis may take to answer PING: generous, for a busy machine."""
+
+# Hypothesis times each example (200 ms) and the drawing of its data, and fails a test that
+# is slow: on a busy machine that is a verdict on the machine. Speed is measured in bench/.
+settings.register_profile("goti", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("goti")
 
 
 def docker_engine_answers(timeout: float = 1.0) -> bool:
@@ -73,7 +81,9 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if importlib.util.find_spec("testcontainers") is not None and docker_engine_answers():
         yield from redis_container_url()
         return
-    with RedisServer(tmp_path_factory.mktemp("redis"), persistent=False) as server:
+    with RedisServer(
+        tmp_path_factory.mktemp("redis"), persistent=False, start_timeout=REDIS_START_SECONDS
+    ) as server:
         yield server.url
 
 
@@ -92,5 +102,7 @@ async def redis_client(redis_url: str) -> AsyncIterator[Redis]:
 def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
     """A Redis server of the test's own, with append-only persistence on: the test may
     `stop()`, `kill()`, `start()` or `restart()` it (same port, same data folder)."""
-    with RedisServer(tmp_path / "private-redis", persistent=True) as server:
+    with RedisServer(
+        tmp_path / "private-redis", persistent=True, start_timeout=REDIS_START_SECONDS
+    ) as server:
         yield server
