@@ -8,6 +8,7 @@ from typing import cast
 
 import pytest
 from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
 
 from goti.settings import Settings
 from goti.tables import keys
@@ -25,6 +26,23 @@ from goti.tables.store import (
     TimerUpdate,
     request_key,
 )
+
+MESSAGE_TIMEOUT = 30.0
+"""Seconds to wait for a Redis message: generous, for a busy machine."""
+
+
+async def _subscribe(pubsub: PubSub, channel: str) -> None:
+    """Subscribe, and wait for Redis to confirm it: what is published after that reaches us."""
+    await pubsub.subscribe(channel)
+    confirmation = await pubsub.get_message(timeout=MESSAGE_TIMEOUT)
+    assert confirmation is not None and confirmation["type"] == "subscribe", confirmation
+
+
+async def _next_message(pubsub: PubSub) -> bytes:
+    """The data of the next message published on the channel."""
+    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=MESSAGE_TIMEOUT)
+    assert message is not None, "no message came"
+    return cast(bytes, message["data"])
 
 
 async def _new_table(store: TableStore, table_id: str = "t1", code: str = "ABCD") -> None:
@@ -51,12 +69,11 @@ async def test_commit_writes_fields_appends_and_publishes(redis: Redis) -> None:
     store = TableStore(redis)
     await _new_table(store)
     async with redis.pubsub() as pubsub:
-        await pubsub.subscribe(keys.table_channel("t1"))
-        await pubsub.get_message(timeout=1)  # the subscribe confirmation
+        await _subscribe(pubsub, keys.table_channel("t1"))
         committed = await store.commit("t1", 0, Change({"game": b"g1"}, [b"event-1"]))
-        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=2)
+        message = await _next_message(pubsub)
     assert (committed.first_seq, committed.last_seq, committed.duplicate) == (1, 1, False)
-    assert message is not None and message["data"] == b"event-1"
+    assert message == b"event-1"
     table = await store.load("t1")
     assert (table.seq, table.fields["game"], table.fields["table"]) == (1, b"g1", b"meta")
     assert (await store.events_after("t1", 0)).events == [b"event-1"]
@@ -117,16 +134,11 @@ async def test_the_log_may_be_leaner_than_what_is_published(redis: Redis) -> Non
     store = TableStore(redis)
     await _new_table(store)
     async with redis.pubsub() as pubsub:
-        await pubsub.subscribe(keys.table_channel("t1"))
-        await pubsub.get_message(timeout=1)
+        await _subscribe(pubsub, keys.table_channel("t1"))
         await store.commit(
             "t1", 0, Change({}, [b"lean-1", b"lean-2"], published=[b"full-1", b"full-2"])
         )
-        received = []
-        for _ in range(2):
-            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=2)
-            assert message is not None
-            received.append(message["data"])
+        received = [await _next_message(pubsub) for _ in range(2)]
     assert received == [b"full-1", b"full-2"]
     assert (await store.events_after("t1", 0)).events == [b"lean-1", b"lean-2"]
 
@@ -244,8 +256,7 @@ async def test_timers_are_claimed_with_a_lease(redis: Redis) -> None:
 async def test_lobby_listing_and_unlisting(redis: Redis) -> None:
     store = TableStore(redis)
     async with redis.pubsub() as pubsub:
-        await pubsub.subscribe(keys.LOBBY_CHANNEL)
-        await pubsub.get_message(timeout=1)
+        await _subscribe(pubsub, keys.LOBBY_CHANNEL)
         await store.create(
             "t1",
             "AAAA",
@@ -268,11 +279,7 @@ async def test_lobby_listing_and_unlisting(redis: Redis) -> None:
         await store.commit(
             "t1", 0, Change({}, [b"joined"], lobby=LobbyUpdate.UNLIST, lobby_message=b"closed-1")
         )
-        messages = []
-        for _ in range(3):
-            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=2)
-            assert message is not None
-            messages.append(message["data"])
+        messages = [await _next_message(pubsub) for _ in range(3)]
     assert messages == [b"open-1", b"open-2", b"closed-1"]
     assert await store.lobby(10) == [b"L2"]
 
