@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 
 import goti_client
 from goti.rules import RUSSIAN, parse_square
@@ -39,6 +40,15 @@ class Follower:
     async def close(self) -> None:
         await self.watch.aclose()
         await asyncio.wait_for(self._task, WAIT_SECONDS)
+
+
+async def until(check: Callable[[], bool]) -> None:
+    """Wait until ``check()`` holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_SECONDS
+    while not check():
+        assert loop.time() < deadline, "timed out waiting"
+        await asyncio.sleep(0.02)
 
 
 async def play_plies(game: SeatedGame, count: int, rng: random.Random) -> int:
@@ -79,7 +89,9 @@ async def test_a_watch_resumes_on_the_restarted_replica_with_every_event_once(
 
         await streaming.stop()
         seq = await play_plies(game, 4, rng)  # while the replica is away
-        await asyncio.sleep(0.3)  # the watch tries, and fails, to reconnect meanwhile
+        # The watch tries, and fails, to reconnect meanwhile: its first reconnect found
+        # nobody, so it is on its second.
+        await until(lambda: follower.watch.reconnects >= 2)
         restarted = await start_replica(port=streaming.port)
         seq = await play_plies(game, 3, rng)
         await follower.reach(seq)
