@@ -197,6 +197,8 @@ def test_other_exceptions_are_not_rules_errors() -> None:
 
 # -- through a real server ------------------------------------------------------------------
 
+CALL_TIMEOUT = 30.0
+"""Seconds per call: generous, for a busy machine."""
 TOO_SOON = convert.ErrorStatus.of(
     errors_pb2.ERROR_REASON_DRAW_OFFER_TOO_SOON, "wait two more moves", movesToWait=2
 )
@@ -260,7 +262,7 @@ async def test_the_status_survives_an_asyncio_call(address: str) -> None:
     async with grpc.aio.insecure_channel(address) as channel:
         stub = referee_pb2_grpc.RefereeServiceStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as raised:
-            await stub.StartGame(referee_pb2.StartGameRequest(fen="W:W40:B1"), timeout=5)
+            await stub.StartGame(referee_pb2.StartGameRequest(fen="W:W40:B1"), timeout=CALL_TIMEOUT)
         status = convert.ErrorStatus.from_rpc_error(raised.value)
         assert status is not None
         assert status == status_of(raised_by(lambda: Position.from_fen("W:W40:B1")), field="fen")
@@ -268,11 +270,11 @@ async def test_the_status_survives_an_asyncio_call(address: str) -> None:
         assert raised.value.details() == status.message
 
         with pytest.raises(grpc.aio.AioRpcError) as raised:
-            await stub.Apply(referee_pb2.ApplyRequest(), timeout=5)
+            await stub.Apply(referee_pb2.ApplyRequest(), timeout=CALL_TIMEOUT)
         assert convert.ErrorStatus.from_rpc_error(raised.value) == TOO_SOON
 
         with pytest.raises(grpc.aio.AioRpcError) as raised:
-            await stub.DescribeGame(referee_pb2.DescribeGameRequest(), timeout=5)
+            await stub.DescribeGame(referee_pb2.DescribeGameRequest(), timeout=CALL_TIMEOUT)
         assert convert.ErrorStatus.from_rpc_error(raised.value) is None
 
 
@@ -280,7 +282,7 @@ def call_synchronously(address: str) -> grpc.RpcError:
     with grpc.insecure_channel(address) as channel:
         stub = referee_pb2_grpc.RefereeServiceStub(channel)
         try:
-            stub.Apply(referee_pb2.ApplyRequest(), timeout=5)
+            stub.Apply(referee_pb2.ApplyRequest(), timeout=CALL_TIMEOUT)
         except grpc.RpcError as error:
             return error
     raise AssertionError("the call succeeded")

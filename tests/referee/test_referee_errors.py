@@ -270,7 +270,9 @@ async def test_a_bad_start(referee: Referee) -> None:
     assert (status.reason, status.metadata["token"]) == ("INVALID_FEN", "²")
 
     status = await refusal(
-        referee.StartGame(referee_pb2.StartGameRequest(fen="W:W1-32" + " " * 250), timeout=10)
+        referee.StartGame(
+            referee_pb2.StartGameRequest(fen="W:W1-32" + " " * 250), timeout=CALL_TIMEOUT
+        )
     )
     assert (status.code, status.reason) == (INVALID, "REQUEST_TOO_LARGE")
     assert status.metadata == {"field": "fen", "limit": "256"}
