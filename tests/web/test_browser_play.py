@@ -27,8 +27,11 @@ async def test_two_browsers_play_each_other_through_a_join_link(web_backend: Web
     assert len(report["moves"]) == 10
 
 
-async def test_a_draw_offer_accepted(web_backend: WebBackend) -> None:
-    await run_scenario(web_backend, "draw_offer")
+async def test_a_draw_offer_told_to_both_then_accepted_on_the_opponents_turn(
+    web_backend: WebBackend,
+) -> None:
+    report = await run_scenario(web_backend, "draw_offer")
+    assert report["plies"] == 3
 
 
 async def test_the_move_list_follows_the_newest_move_and_keeps_a_long_capture_in_its_column(

@@ -352,6 +352,13 @@ export class TableView implements View {
   }
 
   private answerDraw(accept: boolean): void {
+    const offer = this.state.table.game?.drawOffer ?? Color.UNSPECIFIED;
+    const { role } = this.state;
+    const seated = role === Role.WHITE || role === Role.BLACK;
+    if (seated && offer !== Color.UNSPECIFIED && !holds(role, offer) && myTurn(this.state) === undefined) {
+      this.say(this.page.words.drawAnswerOnYourTurn);
+      return;
+    }
     if (!this.mayAct()) return;
     if (this.state.table.game?.drawOffer === Color.UNSPECIFIED) {
       this.refuse("NO_DRAW_OFFER");
@@ -617,10 +624,21 @@ export class TableView implements View {
     }
     const offer = game.drawOffer;
     if (offer !== Color.UNSPECIFIED && table.status === TableStatus.PLAYING) {
+      // The offer is made before the offerer's move and answered on the opponent's turn, after
+      // it: each side is told what comes next.
       const side = colorName(words, offer);
-      if (turn !== undefined && turn.side === opponentOf(offer)) notices.push(fill(words.drawOffered, { side }));
-      else if (holds(role, offer) && role !== Role.BOTH) notices.push(words.youOfferedDraw);
-      else notices.push(fill(words.drawOfferOpen, { side }));
+      const other = colorName(words, opponentOf(offer));
+      const seated = role === Role.WHITE || role === Role.BLACK;
+      if (turn !== undefined && turn.side === opponentOf(offer)) {
+        notices.push(fill(words.drawOffered, { side }));
+      } else if (seated && holds(role, offer)) {
+        const stillToMove = turnOf(this.state)?.side === offer;
+        notices.push(fill(stillToMove ? words.youOfferedDrawMove : words.youOfferedDrawWait, { side: other }));
+      } else if (seated) {
+        notices.push(fill(words.drawOfferComing, { side }));
+      } else {
+        notices.push(fill(words.drawOfferOpen, { side, other }));
+      }
     }
     const asked = table.rematchOfferedBy;
     if (table.status === TableStatus.FINISHED && asked !== Color.UNSPECIFIED && table.rematchTableId === "") {

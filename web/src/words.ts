@@ -90,9 +90,12 @@ export interface Words {
   readonly timeLeft: string;
   readonly mustCapture: string;
   readonly warnings: Readonly<Record<GameWarning.REPETITION | GameWarning.MOVE_LIMIT_NEAR, string>>;
-  readonly youOfferedDraw: string;
+  readonly youOfferedDrawMove: string;
+  readonly youOfferedDrawWait: string;
   readonly drawOffered: string;
+  readonly drawOfferComing: string;
   readonly drawOfferOpen: string;
+  readonly drawAnswerOnYourTurn: string;
   readonly drawDeclined: string;
   readonly wins: string;
   readonly drawResult: string;
@@ -195,9 +198,12 @@ const ENGLISH: Words = {
     [GameWarning.REPETITION]: "This position has come up twice: a third time is a draw",
     [GameWarning.MOVE_LIMIT_NEAR]: "{count} moves each until the 40-move draw",
   },
-  youOfferedDraw: "You offered a draw",
-  drawOffered: "{side} offers a draw",
-  drawOfferOpen: "{side} offered a draw",
+  youOfferedDrawMove: "You offered a draw. Now make your move: {side} answers on their turn",
+  youOfferedDrawWait: "You offered a draw: {side} answers on this turn (moving declines it)",
+  drawOffered: "{side} offers a draw: accept or decline it, or just move, which declines it",
+  drawOfferComing: "{side} offers a draw: you can accept or decline it on your turn, after their move",
+  drawOfferOpen: "{side} offered a draw: {other} answers on their turn",
+  drawAnswerOnYourTurn: "You can answer the draw offer on your turn, after your opponent's move",
   drawDeclined: "The draw was declined",
   wins: "{side} wins: {why}",
   drawResult: "Draw: {why}",
@@ -331,9 +337,12 @@ const NEPALI: Words = {
     [GameWarning.REPETITION]: "यो स्थिति दुई पटक आइसक्यो: तेस्रो पटक आए बराबरी हुन्छ",
     [GameWarning.MOVE_LIMIT_NEAR]: "४० चालको बराबरीसम्म प्रत्येकको {count} चाल बाँकी",
   },
-  youOfferedDraw: "तपाईंले बराबरीको प्रस्ताव गर्नुभयो",
-  drawOffered: "{side}ले बराबरी प्रस्ताव गर्‍यो",
-  drawOfferOpen: "{side}ले बराबरी प्रस्ताव गर्‍यो",
+  youOfferedDrawMove: "तपाईंले बराबरीको प्रस्ताव गर्नुभयो। अब आफ्नो चाल खेल्नुहोस्: {side}ले आफ्नो पालोमा जवाफ दिनेछ",
+  youOfferedDrawWait: "तपाईंले बराबरीको प्रस्ताव गर्नुभयो: {side}ले यही पालोमा जवाफ दिनेछ (चाल खेल्नु अस्वीकार हो)",
+  drawOffered: "{side}ले बराबरी प्रस्ताव गर्‍यो: स्वीकार वा अस्वीकार गर्नुहोस्, वा चाल खेल्नुहोस् (चाल खेल्नु अस्वीकार हो)",
+  drawOfferComing: "{side}ले बराबरी प्रस्ताव गर्‍यो: उसको चालपछि आफ्नो पालोमा स्वीकार वा अस्वीकार गर्न सक्नुहुन्छ",
+  drawOfferOpen: "{side}ले बराबरी प्रस्ताव गर्‍यो: {other}ले आफ्नो पालोमा जवाफ दिनेछ",
+  drawAnswerOnYourTurn: "प्रतिद्वन्द्वीको चालपछि आफ्नो पालोमा बराबरी प्रस्तावको जवाफ दिन सकिन्छ",
   drawDeclined: "बराबरी अस्वीकार भयो",
   wins: "{side} जित्यो: {why}",
   drawResult: "बराबरी: {why}",

@@ -1,7 +1,9 @@
 // A draw offered and accepted between two people: the guest joins by typing the table's code;
-// once both have moved, the side to move offers a draw, then moves; the other sees the offer
-// on their turn and accepts it, and both pages show the draw by agreement. Then both ask for
-// a rematch and meet at its table with colours swapped.
+// once both have moved, the side to move offers a draw and is told to make their move, the
+// other answering on their turn; the other is told the same from their side, with no answer
+// buttons yet (pressing Y says why). The offerer moves; now, on their turn, the other sees
+// Accept and Decline, accepts, and both pages show the draw by agreement. Then both ask for a
+// rematch and meet at its table with colours swapped.
 
 import assert from "node:assert/strict";
 import { playAnyMove, serverTable, signedIn, TABLE, tableAttribute, waitForPlies } from "../table.mjs";
@@ -32,13 +34,32 @@ export async function run({ url, newPlayer }) {
   // Both have moved: the first player may offer, before moving.
   await first.waitForSelector("#offer-draw");
   await first.click("#offer-draw");
-  await first.waitForSelector("#notices li:has-text('You offered a draw')");
-  await second.waitForSelector("#notices li:has-text('offered a draw')");
+  const firstSide = (await tableAttribute(first, "role")) === "white" ? "White" : "Black";
+  const secondSide = firstSide === "White" ? "Black" : "White";
+  // Each is told what comes next: the offerer moves, the other answers on their own turn.
+  await first.waitForSelector(
+    `#notices li:text-is("You offered a draw. Now make your move: ${secondSide} answers on their turn")`,
+  );
+  await second.waitForSelector(
+    `#notices li:text-is("${firstSide} offers a draw: you can accept or decline it on your turn, after their move")`,
+  );
+  assert.equal(await second.locator("#accept-draw, #decline-draw").count(), 0, "no answer before their turn");
+  await second.keyboard.press("y");
+  await second.waitForSelector(
+    "#message:text-is(\"You can answer the draw offer on your turn, after your opponent's move\")",
+  );
   await playAnyMove(first);
   await waitForPlies(second, 3);
+  await first.waitForSelector(
+    `#notices li:text-is("You offered a draw: ${secondSide} answers on this turn (moving declines it)")`,
+  );
   // On their turn the other sees the offer with its answers.
   await second.waitForSelector("#accept-draw");
   assert.equal(await second.locator("#decline-draw").count(), 1);
+  assert.equal(
+    await second.textContent("#notices li"),
+    `${firstSide} offers a draw: accept or decline it, or just move, which declines it`,
+  );
   await second.click("#accept-draw");
   for (const page of [first, second]) {
     await page.waitForSelector(`${TABLE}[data-status="finished"]`);
