@@ -1,7 +1,7 @@
 // Builds Goti's web page into the Python package (services/goti/web/static), where the tables
-// service serves it from: the bundled client (app.js), its styles (app.css), and the page's
-// static files as they are. The build is deterministic: the same sources and packages give
-// the same bytes.
+// service serves it from: the bundled client (app.js), its styles (app.css), the Devanagari
+// font cut to the page's Nepali words (font.mjs) with its licence, and the page's static files
+// as they are. The build is deterministic: the same sources and packages give the same bytes.
 //
 //   node build.mjs           build (after `npx buf generate`, which `npm run build` runs)
 //   node build.mjs --check   fail if the shipped build differs from what the sources give
@@ -10,11 +10,14 @@ import { build } from "esbuild";
 import { readFile, readdir, writeFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { devanagariFont } from "./font.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const source = join(here, "src");
 const shipped = join(here, "..", "services", "goti", "web", "static");
 const copied = ["index.html", "favicon.svg"];
+/** The sources whose Devanagari the page's font must draw. */
+const nepaliSources = ["words.ts", "index.html"];
 const banner = "/* Goti's web table: built by web/build.mjs from web/src. Do not edit. */";
 
 const common = {
@@ -39,12 +42,16 @@ async function assemble() {
     ...common,
     entryPoints: [join(source, "styles.css")],
     target: ["chrome100", "firefox100", "safari15"],
+    // Addresses from the page's root (the font) are files shipped beside app.css.
+    external: ["/*"],
     outfile: "app.css",
   });
   const files = new Map();
   files.set("app.js", script.outputFiles[0].contents);
   files.set("app.css", styles.outputFiles[0].contents);
   for (const name of copied) files.set(name, await readFile(join(source, name)));
+  const texts = await Promise.all(nepaliSources.map((name) => readFile(join(source, name), "utf8")));
+  for (const [name, contents] of await devanagariFont(texts)) files.set(name, contents);
   return files;
 }
 

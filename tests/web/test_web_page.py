@@ -161,3 +161,18 @@ async def test_draining_ends_web_streams_so_browsers_reconnect(web_backend: WebB
 def test_a_page_without_its_html_is_refused() -> None:
     with pytest.raises(ValueError, match="build it"):
         PageFiles({"app.js": StaticFile.of("app.js", b"")})
+
+
+async def test_the_devanagari_font_is_served_with_its_licence(web_backend: WebBackend) -> None:
+    font = await fetch(
+        web_backend.url + "noto-sans-devanagari-400.woff2", headers={"accept-encoding": "gzip"}
+    )
+    assert font.status == 200
+    assert font.headers["content-type"] == "font/woff2"
+    assert "content-encoding" not in font.headers, "WOFF2 is compressed already"
+    assert font.body[:4] == b"wOF2"
+    licence = await fetch(web_backend.url + "noto-sans-devanagari-OFL.txt")
+    assert licence.headers["content-type"] == "text/plain; charset=utf-8"
+    assert b"SIL Open Font License, Version 1.1" in licence.body
+    styles = await fetch(web_backend.url + "app.css")
+    assert b"url(/noto-sans-devanagari-400.woff2)" in styles.body

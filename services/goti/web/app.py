@@ -42,7 +42,10 @@ _CONTENT_TYPES: Final = {
     ".svg": "image/svg+xml",
     ".json": "application/json",
     ".txt": "text/plain; charset=utf-8",
+    ".woff2": "font/woff2",
 }
+_COMPRESSED_ALREADY: Final = frozenset({".woff2"})
+"""Files that gzip would only make bigger (a WOFF2 font is Brotli inside)."""
 _COMPRESSIBLE_BYTES: Final = 1024
 
 _PAGE_POLICY: Final = (
@@ -74,7 +77,8 @@ class StaticFile:
         suffix = name[name.rfind(".") :] if "." in name else ""
         content_type = _CONTENT_TYPES.get(suffix, "application/octet-stream")
         gzipped = None
-        if len(body) >= _COMPRESSIBLE_BYTES and suffix in _CONTENT_TYPES:
+        compressible = suffix in _CONTENT_TYPES and suffix not in _COMPRESSED_ALREADY
+        if len(body) >= _COMPRESSIBLE_BYTES and compressible:
             # mtime=0: the same file always compresses to the same bytes.
             gzipped = gzip.compress(body, compresslevel=9, mtime=0)
         etag = b'"' + hashlib.sha256(body).hexdigest()[:32].encode() + b'"'
