@@ -22,8 +22,11 @@ from goti.tables.runtime import TablesRuntime, open_redis
 SETTINGS: Final = Settings(host="127.0.0.1", grace_seconds=1)
 """Servers reachable from this machine only, that a test never waits long for to stop."""
 
-NO_RATE_LIMITS: Final = TablesOptions(joins_per_minute=0, tables_per_minute=0, guests_per_minute=0)
-"""Tables options for tests, whose players all call from one address."""
+NO_RATE_LIMITS: Final = TablesOptions(
+    joins_per_minute=0, tables_per_minute=0, guests_per_minute=0, referee_deadline_seconds=30.0
+)
+"""Tables options for tests, whose players all call from one address; the referee, in the
+test's own busy process, has 30 s a call rather than 3 (no test is about that deadline)."""
 
 
 @contextlib.asynccontextmanager
