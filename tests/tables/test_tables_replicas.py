@@ -23,6 +23,12 @@ from goti.settings import Settings
 from .conftest import StartReplica
 from .table_calls import Guest, first_legal, new_guest, resuming
 
+RETRY_SECONDS = 60.0
+"""How long a player retries a move on the replicas before the test gives up."""
+STOP_GRACE_SECONDS = 30.0
+"""A stopping replica's grace period, which ends as soon as its drained streams are gone; cut
+short by a slow drain, the stop would cancel the streams rather than end them as drained."""
+
 
 class Game:
     """Ann (Black) against Bob (White), each retrying a command on the next replica with
@@ -39,7 +45,10 @@ class Game:
     async def move(self, channels: list[grpc.aio.Channel]) -> None:
         player = self.players[self.turn.side]
         request_id = f"ply-{self.plies}"
-        for attempt in range(40):
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + RETRY_SECONDS
+        attempt = 0
+        while True:
             on = player.on(channels[attempt % len(channels)])
             try:
                 response = await on.play(
@@ -52,9 +61,9 @@ class Game:
                     grpc.StatusCode.DEADLINE_EXCEEDED,
                 ):
                     raise
+                assert loop.time() < deadline, f"no replica answered: {error.details()}"
+                attempt += 1
                 await asyncio.sleep(0.1)
-        else:
-            raise AssertionError("no replica answered")
         self.applied += response.events
         self.seq = response.events[-1].seq
         self.turn = response.events[0].move_played.next
@@ -86,7 +95,7 @@ async def test_a_replica_shutting_down_sends_its_watchers_elsewhere(
     async with resuming(game.table_id, [leaving.channel, staying.channel]) as watch:
         await game.move([leaving.channel])
         await _until(lambda: watch.last_seq >= game.seq)
-        await leaving.server.stop(1.0)
+        await leaving.server.stop(STOP_GRACE_SECONDS)
         await _until(lambda: bool(watch.breaks))
         for _ in range(4):
             await game.move([staying.channel])
