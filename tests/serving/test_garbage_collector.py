@@ -16,7 +16,7 @@ async def _loop_turns() -> None:
 
 
 async def test_what_outlives_a_full_collection_is_frozen_until_handed_back() -> None:
-    freezer = SurvivorFreezer(asyncio.get_running_loop(), thaw_seconds=0.5)
+    freezer = SurvivorFreezer(asyncio.get_running_loop(), thaw_seconds=5.0)
     try:
         assert freezer.start() > 1_000  # start-up's objects
         gc.unfreeze()
