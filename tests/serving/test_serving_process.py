@@ -96,7 +96,7 @@ async def test_a_signal_stops_the_server_gracefully(stop_signal: signal.Signals)
         client = EchoClient.on(channel)
         assert await healthcheck.check(target, ECHO_SERVICE) == healthcheck.SERVING
         not_serving = await watch_until(channel, HealthCheckResponse.NOT_SERVING)
-        sleeping = asyncio.ensure_future(client.sleep(b"1.5", timeout=PATIENCE))
+        sleeping = asyncio.ensure_future(client.sleep(b"5", timeout=PATIENCE))
         await server.record("sleep started")
 
         server.process.send_signal(stop_signal)
