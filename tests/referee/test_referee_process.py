@@ -141,7 +141,6 @@ end of it shows the referee waited for the call alone, however busy the machine.
 IN_FLIGHT_TRIES = 10
 
 
-@pytest.mark.timeout(GRACE_SECONDS + 120)
 async def test_sigterm_lets_the_call_in_flight_finish_then_exits_0() -> None:
     request = referee_pb2.ExportPdnRequest(state=state_of(long_game()), tags={"Event": "long"})
     settings = Settings()

@@ -165,7 +165,6 @@ async def test_a_move_on_one_replica_reaches_a_watcher_on_another(
     assert (await ann.on(second.channel).get(table.table_id)).your_role == tables_pb2.ROLE_BLACK
 
 
-@pytest.mark.timeout(300)
 async def test_two_thousand_watch_streams_open_at_once(
     channel: grpc.aio.Channel, replica: object, settings: Settings
 ) -> None:
