@@ -20,6 +20,8 @@ STREAMING_METHODS: Final = frozenset(
     {"/goti.api.v1.TablesService/WatchTable", "/goti.api.v1.TablesService/WatchLobby"}
 )
 _FORWARDED_METADATA: Final = frozenset({"authorization"})
+UPSTREAM_TIMEOUT: Final = 30.0
+"""Seconds for each call passed on: generous, for a busy machine."""
 
 
 def _identity(payload: bytes) -> bytes:
@@ -90,7 +92,9 @@ class Relay(grpc.GenericRpcHandler):
                 method, request_serializer=_identity, response_deserializer=_identity
             )
             try:
-                reply: bytes = await call(request, metadata=self._metadata(context), timeout=10)
+                reply: bytes = await call(
+                    request, metadata=self._metadata(context), timeout=UPSTREAM_TIMEOUT
+                )
             except grpc.aio.AioRpcError as error:
                 await self._pass_on_error(context, error)
                 raise
