@@ -3,8 +3,9 @@
 Redis (the one ``GOTI_REDIS_URL`` names, else an embedded one keeping its data in
 ``GOTI_DATA_DIR``), then the referee, the AI and the tables service (with the web page), each
 its own process.  It waits until each answers its health check, prints where clients connect
-(the page's address among them), and on Ctrl-C or SIGTERM stops them in order — tables first,
-so no move is accepted that cannot be finished — then Redis.
+(the page's address among them), and on Ctrl-C, SIGTERM or a closed terminal (SIGHUP) stops
+them in order — tables first, so no move is accepted that cannot be finished — then Redis,
+which the services need until they have drained.
 """
 
 from __future__ import annotations
@@ -142,16 +143,17 @@ def run_backend(
     environment: Mapping[str, str] | None = None,
     started: Callable[[], None] | None = None,
 ) -> int:
-    """Run the backend until Ctrl-C or SIGTERM; returns the exit status."""
+    """Run the backend until Ctrl-C, SIGTERM or SIGHUP; returns the exit status."""
     stopping = False
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
         nonlocal stopping
         stopping = True
 
-    previous = {
-        signum: signal.signal(signum, request_stop) for signum in (signal.SIGINT, signal.SIGTERM)
-    }
+    # The services and Redis have sessions of their own, out of the terminal's reach: a
+    # closed terminal too must stop them, in order, rather than leave them running.
+    stop_signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {signum: signal.signal(signum, request_stop) for signum in stop_signals}
     redis: RedisServer | None = None
     services: list[ServiceProcess] = []
     status = 0

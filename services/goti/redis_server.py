@@ -313,6 +313,9 @@ class RedisServer:
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
                 cwd=self.data_dir,
+                # A session of its own: a terminal's Ctrl-C reaches its whole process group,
+                # and Redis must outlive the services that drain into it; stop() ends it.
+                start_new_session=True,
             )
             self._wait_until_ready()
         except BaseException:

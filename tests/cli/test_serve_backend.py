@@ -1,13 +1,15 @@
 """``goti serve``: the whole backend from one command, as a newcomer runs it.
 
 Started as a real process with an embedded Redis in a temporary data folder: it must come up
-healthy, serve a game, stop cleanly on Ctrl-C with its children, and keep the unfinished game
-across a restart.
+healthy, serve a game, stop cleanly on Ctrl-C with its children (Redis last, once the services
+have drained into it), and keep the unfinished game across a restart.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import signal
 import socket
@@ -43,6 +45,7 @@ class Backend:
     """One ``goti serve`` process."""
 
     def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
         tables, referee, ai, web = _free_ports(4)
         self.tables_target = f"localhost:{tables}"
         self.environment = {
@@ -66,6 +69,8 @@ class Backend:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            # As at a terminal: a process group of its own, which the terminal signals whole.
+            start_new_session=True,
         )
         deadline = time.monotonic() + START_SECONDS
         assert self.process.stdout is not None
@@ -83,13 +88,59 @@ class Backend:
         assert self.process is not None
         children = psutil.Process(self.process.pid).children(recursive=True)
         self.process.send_signal(signal.SIGINT)
-        status = self.process.wait(STOP_SECONDS)
-        assert self.process.stdout is not None
-        self.output.extend(self.process.stdout.readlines())
-        self.process.stdout.close()
+        status = self._wait()
         _, alive = psutil.wait_procs(children, timeout=STOP_SECONDS)
         assert not alive, f"still running after goti serve stopped: {alive}"
         return status
+
+    def stop_from_the_terminal(self, signum: signal.Signals) -> tuple[int, list[str]]:
+        """Signal the whole process group, as a terminal does (Ctrl-C, or closing it); the
+        exit status, and what was still running when Redis ended."""
+        assert self.process is not None
+        children = psutil.Process(self.process.pid).children(recursive=True)
+        [redis] = [child for child in children if child.name() == "redis-server"]
+        others = [child for child in children if child is not redis]
+        os.killpg(self.process.pid, signum)
+        outliving = _running_when_it_ends(redis, others)
+        status = self._wait()
+        _, alive = psutil.wait_procs(others, timeout=STOP_SECONDS)
+        assert not alive, f"still running after goti serve stopped: {alive}"
+        return status, outliving
+
+    def _wait(self) -> int:
+        assert self.process is not None and self.process.stdout is not None
+        status = self.process.wait(STOP_SECONDS)
+        self.output.extend(self.process.stdout.readlines())
+        self.process.stdout.close()
+        return status
+
+    def complaints(self) -> list[dict[str, object]]:
+        """The warnings and errors the services logged."""
+        records = []
+        for line in self.output:
+            with contextlib.suppress(json.JSONDecodeError):
+                record = json.loads(line)
+                if isinstance(record, dict) and record.get("level") != "info":
+                    records.append(record)
+        return records
+
+
+def _ended(process: psutil.Process) -> bool:
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _running_when_it_ends(process: psutil.Process, others: list[psutil.Process]) -> list[str]:
+    """Wait for ``process`` to end; the commands of the ``others`` still running then (each
+    looked at after it, so none that ended first is counted)."""
+    commands = {other.pid: " ".join(other.cmdline()) for other in others}
+    deadline = time.monotonic() + STOP_SECONDS
+    while not _ended(process):
+        assert time.monotonic() < deadline, f"{process.name()} is still running"
+        time.sleep(0.01)
+    return [commands[other.pid] for other in others if not _ended(other)]
 
 
 @pytest.fixture
@@ -147,6 +198,29 @@ def test_goti_serve_runs_everything_and_keeps_games_across_a_restart(backend: Ba
     backend.start()
     assert asyncio.run(_moves_of(backend.tables_target, table_id)) == before
     assert backend.stop() == 0
+
+
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGHUP], ids=["ctrl-c", "terminal-closed"]
+)
+def test_the_terminal_stopping_goti_serve_stops_redis_after_the_services(
+    backend: Backend, signum: signal.Signals
+) -> None:
+    backend.start()
+    table_id, _ = asyncio.run(_new_game_with_one_move(backend.tables_target))
+
+    status, outliving_redis = backend.stop_from_the_terminal(signum)
+
+    assert status == 0, "".join(backend.output)
+    assert any("Goti stopped" in line for line in backend.output)
+    assert outliving_redis == []
+    # The services drained into a Redis still there: no lost pub/sub, no timer errors.
+    assert backend.complaints() == []
+    redis_log = (backend.data_dir / "redis" / "redis-server.log").read_text()
+    assert "User requested shutdown" in redis_log and "Received SIG" not in redis_log
+    backend.start()
+    assert len(asyncio.run(_moves_of(backend.tables_target, table_id))) == 1
+    assert backend.stop() == 0, "".join(backend.output)
 
 
 def test_goti_serve_refuses_a_port_without_a_service() -> None:
