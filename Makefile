@@ -6,19 +6,31 @@ BUF := npx --yes @bufbuild/buf@1.75.0
 
 .PHONY: run test lint typecheck unit bench protos web web-check browser clean
 
-$(BIN)/.installed: pyproject.toml
+# Running Goti needs only its own dependencies; the checks add the development tools. Each
+# install has its own stamp, so that neither passes for the other.
+INSTALLED := $(BIN)/.installed-goti
+DEV_INSTALLED := $(BIN)/.installed-dev
+
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+
+$(INSTALLED): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
+# The development install holds Goti's own install too.
+$(DEV_INSTALLED): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(INSTALLED)
+
 # The whole backend on this machine (an embedded Redis unless GOTI_REDIS_URL is set).
-run: $(BIN)/.installed
+run: $(INSTALLED)
 	$(BIN)/goti serve
 
 test: lint typecheck web-check unit
 
-lint: $(BIN)/.installed
+lint: $(DEV_INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python proto/build.py --check
@@ -27,10 +39,10 @@ lint: $(BIN)/.installed
 	$(BIN)/check-jsonschema --builtin-schema vendor.compose-spec docker-compose.yml
 
 # Regenerate services/goti/api/v1 after editing proto/.
-protos: $(BIN)/.installed
+protos: $(DEV_INSTALLED)
 	$(BIN)/python proto/build.py
 
-typecheck: $(BIN)/.installed
+typecheck: $(DEV_INSTALLED)
 	$(BIN)/mypy
 
 # The web page's Node packages, from web/package-lock.json.
@@ -56,10 +68,10 @@ browser:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium; \
 	fi
 
-unit: $(BIN)/.installed $(WEB_DEPS) browser
+unit: $(DEV_INSTALLED) $(WEB_DEPS) browser
 	$(BIN)/pytest
 
-bench: $(BIN)/.installed
+bench: $(DEV_INSTALLED)
 	$(BIN)/python bench/perft.py
 	$(BIN)/python bench/referee.py
 	$(BIN)/python bench/ai_depth.py
