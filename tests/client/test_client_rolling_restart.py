@@ -80,9 +80,10 @@ class ReplicaProcess:
 
 @pytest.fixture
 def replica_processes(
-    tmp_path: Path, redis_url: str, referee_target: str, ai_target: str
+    tmp_path: Path, redis_url: str, redis: Redis, referee_target: str, ai_target: str
 ) -> Iterator[list[ReplicaProcess]]:
-    """Two tables processes on the shared Redis with the default grace period, not started."""
+    """Two tables processes on the shared Redis (emptied first) with the default grace
+    period, not started."""
     inherited = {name: value for name, value in os.environ.items() if "GOTI_" not in name}
     environment = {
         **inherited,
@@ -248,7 +249,7 @@ async def _until(check: Callable[[], bool], what: str, apps: Apps) -> None:
 
 
 async def test_a_rolling_restart_shows_the_apps_nothing(
-    proxy: TcpProxy, replica_processes: list[ReplicaProcess], redis: Redis
+    proxy: TcpProxy, replica_processes: list[ReplicaProcess]
 ) -> None:
     leaving = replica_processes[0]
     assert leaving.process is not None
