@@ -414,7 +414,8 @@ class Settings:
     joins_per_minute: int = _env(
         "GOTI_JOINS_PER_MINUTE",
         30,
-        "Tables one player may join in a minute, against guessing codes (0: no limit)",
+        "Tables one player may join in a minute, and tables one player (or one address "
+        "without a token) may look up by code, against guessing codes (0: no limit)",
         _count,
     )
     tables_per_minute: int = _env(
