@@ -131,3 +131,20 @@ def test_the_dockerfile_steps_are_the_readmes() -> None:
     assert shlex.join(default) in readme
     for name in GOTI_SERVICES:
         assert f"goti serve {name}" in readme
+
+
+NEXT_UPSTREAM_CASES = frozenset(
+    {"error", "timeout", "invalid_header", "non_idempotent", "off"}
+    | {f"http_{code}" for code in (500, 502, 503, 504, 403, 404, 429)}
+)
+"""What nginx's grpc_next_upstream and proxy_next_upstream accept (nginx's own reference,
+https://nginx.org/en/docs/http/ngx_http_grpc_module.html#grpc_next_upstream): any other word
+stops nginx from starting."""
+
+
+def test_the_gateway_passes_calls_on_only_in_cases_nginx_knows() -> None:
+    nginx = (ROOT / "deploy" / "nginx.conf").read_text()
+    directives = re.findall(r"^\s*(?:grpc|proxy)_next_upstream ([^;]+);", nginx, re.MULTILINE)
+    assert len(directives) == 2
+    for cases in directives:
+        assert set(cases.split()) <= NEXT_UPSTREAM_CASES, cases
