@@ -1,9 +1,10 @@
 """The tables service's one I/O adapter: tables, their event logs, timers, the lobby and
 players, in Redis.
 
-Every change to a table is one Lua script that checks the table's ``seq`` and, all or
-nothing, writes the new fields, appends the events to the log, publishes them, records the
-request for idempotent retries, and updates the timers, the lobby and the table's expiry.
+Every change to a table is one Lua script (the ``lua/`` folder beside this module) that checks
+the table's ``seq`` and, all or nothing, writes the new fields, appends the events to the log,
+publishes them, records the request for idempotent retries, and updates the timers, the lobby
+and the table's expiry.
 The store knows nothing of what the bytes mean: the service encodes them.
 
 What a live table costs in Redis stays flat over a long game: the log keeps only the latest
@@ -23,6 +24,7 @@ import hashlib
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.resources import files
 from typing import Final, cast
 
 from redis import exceptions as redis_errors
@@ -49,215 +51,27 @@ DEFLATE_FROM_BYTES: Final = 128
 """Field values this long or longer are kept deflated when that makes them shorter: the game
 (its move list and repetition window grow with every move) takes about a third of its size."""
 
-_CREATE = """
--- KEYS: state, code, lobby, lobby listings, timers, log, requests
--- ARGV: table id, lobby score ('' = not listed), listing, lobby channel, lobby message,
---       timer score ('' = none), expire seconds, then field/value pairs
-if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
-if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'EX', ARGV[7]) then return 'code_taken' end
-local fields = {'seq', 0, 'log_first', 1}
-for i = 8, #ARGV do fields[#fields + 1] = ARGV[i] end
-redis.call('DEL', KEYS[6], KEYS[7])
-redis.call('HSET', KEYS[1], unpack(fields))
-redis.call('EXPIRE', KEYS[1], ARGV[7])
-if ARGV[2] ~= '' then
-  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
-  redis.call('HSET', KEYS[4], ARGV[1], ARGV[3])
-  redis.call('PUBLISH', ARGV[4], ARGV[5])
-end
-if ARGV[6] ~= '' then redis.call('ZADD', KEYS[5], ARGV[6], ARGV[1]) end
-return 'ok'
-"""
 
-_COMMIT = """
--- KEYS: state, log, requests, timers, lobby, lobby listings, code
--- ARGV: 1 table id, 2 expected seq, 3 request key ('' = none), 4 event count n,
---       5 table channel, 6 timer op (keep|set|clear), 7 timer score,
---       8 lobby op (keep|list|unlist), 9 lobby score, 10 listing, 11 lobby channel,
---       12 lobby message, 13 log limit, 14 expire seconds, 15 requests remembered,
---       16 .. 15+n the events to log, 16+n .. 15+2n the events to publish,
---       then field/value pairs
-local seq = redis.call('HGET', KEYS[1], 'seq')
-if not seq then return {'missing', -1, -1} end
-seq = tonumber(seq)
-local request = ARGV[3]
-if request ~= '' then
-  local digest = string.sub(request, 1, 8)
-  local remembered = redis.call('LRANGE', KEYS[3], 0, -1)
-  for i = #remembered, 1, -1 do
-    local entry = remembered[i]
-    if string.sub(entry, 1, 8) == digest then
-      if string.sub(entry, 9, 12) ~= string.sub(request, 9, 12) then
-        return {'reused', seq, seq}
-      end
-      local first, last = string.match(string.sub(entry, 13), '(%d+):(%d+)')
-      return {'duplicate', tonumber(first), tonumber(last)}
-    end
-  end
-end
-if seq ~= tonumber(ARGV[2]) then return {'stale', seq, seq} end
-local count = tonumber(ARGV[4])
-local new_seq = seq + count
-local fields = {'seq', new_seq}
-for i = 16 + 2 * count, #ARGV do fields[#fields + 1] = ARGV[i] end
-local length = 0
-for i = 16, 15 + count do
-  length = redis.call('RPUSH', KEYS[2], ARGV[i])
-  redis.call('PUBLISH', ARGV[5], ARGV[i + count])
-end
-local limit = tonumber(ARGV[13])
-local log_first = nil
-if length > limit then
-  redis.call('LTRIM', KEYS[2], length - limit, -1)
-  log_first = new_seq - limit + 1
-  fields[#fields + 1] = 'log_first'
-  fields[#fields + 1] = log_first
-end
-redis.call('HSET', KEYS[1], unpack(fields))
-if request ~= '' then
-  redis.call('RPUSH', KEYS[3], request .. (seq + 1) .. ':' .. new_seq)
-  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[15]), -1)
-end
-if log_first then
-  -- A command whose first event left the log is forgotten, oldest first: its retry is then
-  -- refused as stale instead of answered without its events.
-  local oldest = redis.call('LINDEX', KEYS[3], 0)
-  while oldest and tonumber(string.match(string.sub(oldest, 13), '^(%d+):')) < log_first do
-    redis.call('LPOP', KEYS[3])
-    oldest = redis.call('LINDEX', KEYS[3], 0)
-  end
-end
-if ARGV[6] == 'set' then
-  redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])
-elseif ARGV[6] == 'clear' then
-  redis.call('ZREM', KEYS[4], ARGV[1])
-end
-if ARGV[8] == 'list' then
-  redis.call('ZADD', KEYS[5], ARGV[9], ARGV[1])
-  redis.call('HSET', KEYS[6], ARGV[1], ARGV[10])
-  redis.call('PUBLISH', ARGV[11], ARGV[12])
-elseif ARGV[8] == 'unlist' then
-  if redis.call('ZREM', KEYS[5], ARGV[1]) == 1 then
-    redis.call('HDEL', KEYS[6], ARGV[1])
-    redis.call('PUBLISH', ARGV[11], ARGV[12])
-  end
-end
-local expire = tonumber(ARGV[14])
-if expire > 0 then
-  for i = 1, 3 do redis.call('EXPIRE', KEYS[i], expire) end
-  if KEYS[7] ~= KEYS[1] then redis.call('EXPIRE', KEYS[7], expire) end
-end
-return {'ok', seq + 1, new_seq}
-"""
+def _script(name: str) -> str:
+    """The Lua text of one of the store's scripts, from ``lua/`` beside this module."""
+    return files("goti.tables").joinpath("lua").joinpath(f"{name}.lua").read_text(encoding="utf-8")
 
-_FIND_REQUEST = """
--- KEYS: requests.  ARGV: request key.  {'duplicate', first, last}, {'reused'} or {'none'}.
-local digest = string.sub(ARGV[1], 1, 8)
-local remembered = redis.call('LRANGE', KEYS[1], 0, -1)
-for i = #remembered, 1, -1 do
-  local entry = remembered[i]
-  if string.sub(entry, 1, 8) == digest then
-    if string.sub(entry, 9, 12) ~= string.sub(ARGV[1], 9, 12) then return {'reused'} end
-    local first, last = string.match(string.sub(entry, 13), '(%d+):(%d+)')
-    return {'duplicate', tonumber(first), tonumber(last)}
-  end
-end
-return {'none'}
-"""
 
-_DISCARD = """
--- KEYS: state, log, requests, code, timers, lobby, lobby listings
--- ARGV: table id, expected seq, lobby channel, lobby message
-local seq = redis.call('HGET', KEYS[1], 'seq')
-if not seq then return 'missing' end
-if tonumber(seq) ~= tonumber(ARGV[2]) then return 'stale' end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-redis.call('ZREM', KEYS[5], ARGV[1])
-if redis.call('ZREM', KEYS[6], ARGV[1]) == 1 then
-  redis.call('HDEL', KEYS[7], ARGV[1])
-  redis.call('PUBLISH', ARGV[3], ARGV[4])
-end
-return 'ok'
-"""
-
-_EVENTS_AFTER = """
--- KEYS: state, log.  ARGV: after seq.  Returns {seq, log_first, events...}, or {-1} if none.
-local state = redis.call('HMGET', KEYS[1], 'seq', 'log_first')
-if not state[1] then return {-1} end
-local seq = tonumber(state[1])
-local first = tonumber(state[2])
-local after = tonumber(ARGV[1])
-local reply = {seq, first}
-if after < seq and after + 1 >= first then
-  local events = redis.call('LRANGE', KEYS[2], after + 1 - first, -1)
-  for i = 1, #events do reply[#reply + 1] = events[i] end
-end
-return reply
-"""
-
-_CLAIM = """
--- KEYS: timers.  ARGV: now (ms), lease (ms), limit.  Due tables, pushed back by the lease.
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
-local until_ms = tonumber(ARGV[1]) + tonumber(ARGV[2])
-for i = 1, #due do redis.call('ZADD', KEYS[1], until_ms, due[i]) end
-return {until_ms, unpack(due)}
-"""
-
-_RELEASE = """
--- KEYS: timers.  ARGV: table id, lease end, new due time ('' = drop).
--- Drops (or reschedules) a claimed entry nobody has moved since.
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if score and tonumber(score) == tonumber(ARGV[2]) then
-  if ARGV[3] == '' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
-  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-  return 1
-end
-return 0
-"""
-
-_HIT = """
--- KEYS: counter.  ARGV: limit, window (ms).  0 when allowed, else ms until the window ends.
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-if count <= tonumber(ARGV[1]) then return 0 end
-local left = redis.call('PTTL', KEYS[1])
-if left < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  left = tonumber(ARGV[2])
-end
-return left
-"""
-
-_RECORD_RESULT = """
--- KEYS: player, counted results.  ARGV: table id, won (1|0), remember seconds.
--- Counts a finished game against the computer once in the player's streaks.
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-if ARGV[2] == '1' then
-  local streak = redis.call('HINCRBY', KEYS[1], 'win_streak', 1)
-  local best = tonumber(redis.call('HGET', KEYS[1], 'best_streak') or '0')
-  if streak > best then redis.call('HSET', KEYS[1], 'best_streak', streak) end
-else
-  redis.call('HSET', KEYS[1], 'win_streak', 0)
-end
-return 1
-"""
-
-_NEW_PLAYER = """
--- KEYS: player.  ARGV: seconds to keep it (0: forever), then field/value pairs.
--- 1 when written, 0 if the id is taken.
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-if ARGV[1] ~= '0' then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
-return 1
-"""
-_UPDATE_PLAYER = """
--- KEYS: player.  ARGV: field/value pairs.  1 when written, 0 if there is no such player.
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
-return 1
-"""
+# Redis runs each script alone and one cannot call another (Redis 7's function libraries
+# could share code, but Goti runs on 6.2 too), so the scripts that look a command up each get
+# the lookup's text ahead of their own.
+_REMEMBERED_REQUEST: Final = _script("remembered_request")
+_CREATE: Final = _script("create")
+_COMMIT: Final = _REMEMBERED_REQUEST + _script("commit")
+_FIND_REQUEST: Final = _REMEMBERED_REQUEST + _script("find_request")
+_DISCARD: Final = _script("discard")
+_EVENTS_AFTER: Final = _script("events_after")
+_CLAIM: Final = _script("claim")
+_RELEASE: Final = _script("release")
+_HIT: Final = _script("hit")
+_RECORD_RESULT: Final = _script("record_result")
+_NEW_PLAYER: Final = _script("new_player")
+_UPDATE_PLAYER: Final = _script("update_player")
 
 
 class StoreUnavailableError(Exception):
