@@ -48,7 +48,7 @@ from typing import Any, Final
 import grpc
 from redis.asyncio import Redis
 
-from goti.api.convert import ErrorStatus
+from goti.api.error_status import ErrorStatus
 from goti.api.v1 import (
     game_pb2,
     players_pb2,

@@ -26,7 +26,7 @@ from typing import Final
 
 import grpc
 
-from goti.api.convert import ErrorStatus
+from goti.api.error_status import ErrorStatus
 
 
 class Reason(enum.StrEnum):

@@ -52,7 +52,7 @@ from grpc_health.v1.health import aio as health_aio
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from goti.api import convert
+from goti.api.error_status import ErrorStatus
 from goti.api.v1 import errors_pb2
 from goti.settings import (
     SERVICE_NAMES,
@@ -1039,7 +1039,7 @@ def _lenient_decoder(message_class: type[Message]) -> Callable[[bytes], object]:
 
 
 async def _refuse_undecodable(context: Any, request: _UndecodableRequest) -> None:
-    status = convert.ErrorStatus.of(
+    status = ErrorStatus.of(
         errors_pb2.ERROR_REASON_INVALID_REQUEST,
         f"the request is not a {request.message_type}: {request.problem}",
         # The whole request is at fault: the empty path.

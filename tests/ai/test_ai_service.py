@@ -16,6 +16,7 @@ from grpc_health.v1 import health_pb2
 from goti import serving
 from goti.ai.servicer import bind, search_pool
 from goti.api import convert
+from goti.api.error_status import ErrorStatus
 from goti.api.v1 import ai_pb2, ai_pb2_grpc, game_pb2
 from goti.healthcheck import health_check_call
 from goti.rules.color import Color
@@ -159,10 +160,10 @@ async def test_draw_decisions(ai: ai_pb2_grpc.AiServiceAsyncStub) -> None:
     assert not winning.accept and winning.score > 0
 
 
-async def _refusal(call: object) -> convert.ErrorStatus:
+async def _refusal(call: object) -> ErrorStatus:
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await call  # type: ignore[misc]
-    status = convert.ErrorStatus.from_rpc_error(caught.value)
+    status = ErrorStatus.from_rpc_error(caught.value)
     assert status is not None
     return status
 

@@ -11,6 +11,7 @@ import pytest
 import pytest_asyncio
 
 from goti.api import convert
+from goti.api.error_status import ErrorStatus, reason_name, reason_value, status_code_of
 from goti.api.v1 import errors_pb2, game_pb2, referee_pb2, referee_pb2_grpc
 from goti.rules.color import Color
 from goti.rules.errors import (
@@ -33,23 +34,23 @@ def every_reason() -> list[errors_pb2.ErrorReason.ValueType]:
 
 def test_a_reason_is_its_enum_name_without_the_prefix() -> None:
     for value in every_reason():
-        name = convert.reason_name(value)
+        name = reason_name(value)
         assert errors_pb2.ErrorReason.Name(value) == f"ERROR_REASON_{name}"
-        assert convert.reason_value(name) == value
-        assert convert.status_code_of(name) not in {grpc.StatusCode.OK, grpc.StatusCode.INTERNAL}
-    assert convert.reason_value("NO_SUCH_REASON") == errors_pb2.ERROR_REASON_UNSPECIFIED
+        assert reason_value(name) == value
+        assert status_code_of(name) not in {grpc.StatusCode.OK, grpc.StatusCode.INTERNAL}
+    assert reason_value("NO_SUCH_REASON") == errors_pb2.ERROR_REASON_UNSPECIFIED
 
 
 @pytest.mark.parametrize("reason", list(IllegalReason))
 def test_every_illegal_move_reason_is_on_the_wire(reason: IllegalReason) -> None:
-    assert convert.reason_value(reason.value) != errors_pb2.ERROR_REASON_UNSPECIFIED
-    assert convert.status_code_of(reason.value) is grpc.StatusCode.INVALID_ARGUMENT
+    assert reason_value(reason.value) != errors_pb2.ERROR_REASON_UNSPECIFIED
+    assert status_code_of(reason.value) is grpc.StatusCode.INVALID_ARGUMENT
 
 
 @pytest.mark.parametrize("refusal", list(Refusal))
 def test_every_refusal_is_on_the_wire(refusal: Refusal) -> None:
-    assert convert.reason_value(refusal.value) != errors_pb2.ERROR_REASON_UNSPECIFIED
-    assert convert.status_code_of(refusal.value) is grpc.StatusCode.FAILED_PRECONDITION
+    assert reason_value(refusal.value) != errors_pb2.ERROR_REASON_UNSPECIFIED
+    assert status_code_of(refusal.value) is grpc.StatusCode.FAILED_PRECONDITION
 
 
 def test_the_reasons_named_in_the_brief_exist() -> None:
@@ -80,13 +81,13 @@ def test_the_reasons_named_in_the_brief_exist() -> None:
         "RATE_LIMITED",
         "REQUEST_TOO_LARGE",
     }
-    assert {convert.reason_name(v) for v in every_reason()} >= wanted
+    assert {reason_name(v) for v in every_reason()} >= wanted
 
 
 # -- rules errors ---------------------------------------------------------------------------
 
 
-def status_of(error: Exception, field: str | None = None) -> convert.ErrorStatus:
+def status_of(error: Exception, field: str | None = None) -> ErrorStatus:
     status = convert.rules_error_status(error, field=field)
     assert status is not None
     return status
@@ -183,7 +184,7 @@ def test_a_malformed_game_state_names_the_field() -> None:
 
 def test_a_bad_request_field_and_bad_pdn() -> None:
     error = raised_by(lambda: convert.color_from_proto(7, field="side"))
-    assert status_of(error) == convert.ErrorStatus(
+    assert status_of(error) == ErrorStatus(
         grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST", str(error), {"field": "side"}
     )
     status = status_of(raised_by(lambda: read_pdn("1. 11-18 *")), field="pdn")
@@ -199,7 +200,7 @@ def test_other_exceptions_are_not_rules_errors() -> None:
 
 CALL_TIMEOUT = 30.0
 """Seconds per call: generous, for a busy machine."""
-TOO_SOON = convert.ErrorStatus.of(
+TOO_SOON = ErrorStatus.of(
     errors_pb2.ERROR_REASON_DRAW_OFFER_TOO_SOON, "wait two more moves", movesToWait=2
 )
 
@@ -263,7 +264,7 @@ async def test_the_status_survives_an_asyncio_call(address: str) -> None:
         stub = referee_pb2_grpc.RefereeServiceStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             await stub.StartGame(referee_pb2.StartGameRequest(fen="W:W40:B1"), timeout=CALL_TIMEOUT)
-        status = convert.ErrorStatus.from_rpc_error(raised.value)
+        status = ErrorStatus.from_rpc_error(raised.value)
         assert status is not None
         assert status == status_of(raised_by(lambda: Position.from_fen("W:W40:B1")), field="fen")
         assert raised.value.code() is grpc.StatusCode.INVALID_ARGUMENT
@@ -271,11 +272,11 @@ async def test_the_status_survives_an_asyncio_call(address: str) -> None:
 
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             await stub.Apply(referee_pb2.ApplyRequest(), timeout=CALL_TIMEOUT)
-        assert convert.ErrorStatus.from_rpc_error(raised.value) == TOO_SOON
+        assert ErrorStatus.from_rpc_error(raised.value) == TOO_SOON
 
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             await stub.DescribeGame(referee_pb2.DescribeGameRequest(), timeout=CALL_TIMEOUT)
-        assert convert.ErrorStatus.from_rpc_error(raised.value) is None
+        assert ErrorStatus.from_rpc_error(raised.value) is None
 
 
 def call_synchronously(address: str) -> grpc.RpcError:
@@ -290,4 +291,4 @@ def call_synchronously(address: str) -> grpc.RpcError:
 
 async def test_the_status_survives_a_sync_call(address: str) -> None:
     error = await asyncio.to_thread(call_synchronously, address)
-    assert convert.ErrorStatus.from_rpc_error(error) == TOO_SOON
+    assert ErrorStatus.from_rpc_error(error) == TOO_SOON

@@ -14,7 +14,18 @@ import grpc
 import pytest
 from google.protobuf import descriptor_pb2
 
-from goti.api import convert
+from goti.api.error_status import (
+    CANDIDATES,
+    CURRENT_SEQ,
+    FIELD,
+    LEGAL_MOVES,
+    LIMIT,
+    MOVES_TO_WAIT,
+    RETRY_AFTER_MS,
+    TOKEN,
+    reason_name,
+    status_code_of,
+)
 from goti.api.v1 import errors_pb2, game_pb2
 from goti.rules.game import GameState
 
@@ -146,8 +157,8 @@ def test_each_reason_documents_its_string_and_the_status_code_sent(
         if value.number == 0:
             continue
         text = " ".join(documented[(ENUMS, enum_index, ENUM_VALUES, index)].split())
-        name = convert.reason_name(errors_pb2.ErrorReason.Value(value.name))
-        code = convert.status_code_of(name)
+        name = reason_name(errors_pb2.ErrorReason.Value(value.name))
+        code = status_code_of(name)
         assert text.startswith(f'Sent as "{name}" with {code.name}:'), text
 
 
@@ -156,14 +167,14 @@ def test_the_metadata_keys_the_code_uses_are_the_documented_ones() -> None:
     key_list = text.split("// Metadata keys used below:", 1)[1].split("syntax =", 1)[0]
     listed = set(re.findall(r"^// - `(\w+)`:", key_list, flags=re.MULTILINE))
     used = {
-        convert.FIELD,
-        convert.LEGAL_MOVES,
-        convert.CANDIDATES,
-        convert.MOVES_TO_WAIT,
-        convert.TOKEN,
-        convert.CURRENT_SEQ,
-        convert.RETRY_AFTER_MS,
-        convert.LIMIT,
+        FIELD,
+        LEGAL_MOVES,
+        CANDIDATES,
+        MOVES_TO_WAIT,
+        TOKEN,
+        CURRENT_SEQ,
+        RETRY_AFTER_MS,
+        LIMIT,
     }
     assert listed == used
     for key in used:
@@ -173,7 +184,7 @@ def test_the_metadata_keys_the_code_uses_are_the_documented_ones() -> None:
 def test_every_status_code_is_one_grpc_knows() -> None:
     for value in errors_pb2.ErrorReason.values():
         if value:
-            assert isinstance(convert.status_code_of(convert.reason_name(value)), grpc.StatusCode)
+            assert isinstance(status_code_of(reason_name(value)), grpc.StatusCode)
 
 
 def test_the_wire_game_state_mirrors_the_rules_game_state() -> None:

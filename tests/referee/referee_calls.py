@@ -10,6 +10,7 @@ import grpc
 import pytest
 
 from goti.api import convert
+from goti.api.error_status import ErrorStatus, status_code_of
 from goti.api.v1 import game_pb2, referee_pb2_grpc
 from goti.rules.game import Game
 from goti.rules.variants import ENGLISH, Variant
@@ -34,11 +35,11 @@ def state_of(game: Game) -> game_pb2.GameState:
     return convert.game_state_to_proto(game.state())
 
 
-async def refusal(call: Awaitable[object]) -> convert.ErrorStatus:
+async def refusal(call: Awaitable[object]) -> ErrorStatus:
     """The Goti status a call fails with; it must fail, and with one."""
     with pytest.raises(grpc.aio.AioRpcError) as raised:
         await call
-    status = convert.ErrorStatus.from_rpc_error(raised.value)
+    status = ErrorStatus.from_rpc_error(raised.value)
     assert status is not None, (raised.value.code(), raised.value.details())
-    assert status.code is convert.status_code_of(status.reason)
+    assert status.code is status_code_of(status.reason)
     return status

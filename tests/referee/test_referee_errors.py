@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import grpc
 
-from goti.api import convert
+from goti.api.error_status import ErrorStatus
 from goti.api.v1 import game_pb2, referee_pb2
 from goti.rules.color import Color
 from goti.rules.game import Game
@@ -289,7 +289,7 @@ async def test_a_bad_start(referee: Referee) -> None:
 # -- game states the rules could not have produced ----------------------------------------
 
 
-async def state_refusal(referee: Referee, state: game_pb2.GameState) -> convert.ErrorStatus:
+async def state_refusal(referee: Referee, state: game_pb2.GameState) -> ErrorStatus:
     """The status of every RPC that takes a state, which must be the same for all four."""
     statuses = [
         await refusal(call)

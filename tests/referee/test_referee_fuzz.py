@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from goti import healthcheck, serving
 from goti.api import convert
+from goti.api.error_status import ErrorStatus, status_code_of
 from goti.api.v1 import game_pb2, referee_pb2, referee_pb2_grpc
 from goti.referee import actions
 from goti.referee.servicer import SERVICE_NAME, bind
@@ -72,10 +73,10 @@ async def answered(call: Awaitable[T]) -> T | None:
     try:
         return await call
     except grpc.aio.AioRpcError as error:
-        status = convert.ErrorStatus.from_rpc_error(error)
+        status = ErrorStatus.from_rpc_error(error)
         assert error.code() in EXPECTED_CODES, (error.code(), error.details())
         assert status is not None, (error.code(), error.details())
-        assert status.code is convert.status_code_of(status.reason)
+        assert status.code is status_code_of(status.reason)
         return None
 
 

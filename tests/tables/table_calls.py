@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 import grpc
 import pytest
 
-from goti.api import convert
+from goti.api.error_status import ErrorStatus
 from goti.api.v1 import (
     game_pb2,
     players_pb2,
@@ -168,13 +168,13 @@ async def new_guest(channel: grpc.aio.Channel, name: str = "") -> Guest:
     )
 
 
-async def refusal(call: Awaitable[object]) -> convert.ErrorStatus:
+async def refusal(call: Awaitable[object]) -> ErrorStatus:
     """The Goti status a call fails with; it must fail, with one, and never with INTERNAL."""
     with pytest.raises(grpc.aio.AioRpcError) as raised:
         await call
     error = raised.value
     assert error.code() is not grpc.StatusCode.INTERNAL, error.details()
-    status = convert.ErrorStatus.from_rpc_error(error)
+    status = ErrorStatus.from_rpc_error(error)
     assert status is not None, f"{error.code()} without a Goti status: {error.details()}"
     assert status.code is error.code()
     return status

@@ -23,6 +23,7 @@ from goti import serving
 from goti.ai.levels import SETTINGS, Level
 from goti.ai.player import choose_move, decide_draw
 from goti.api import convert
+from goti.api.error_status import ErrorStatus
 from goti.api.v1 import ai_pb2, ai_pb2_grpc, errors_pb2
 from goti.rules.game import GameState
 
@@ -79,7 +80,7 @@ def _warm_up() -> int:
     return os.getpid()
 
 
-async def _refuse(context: Context, status: convert.ErrorStatus) -> Never:
+async def _refuse(context: Context, status: ErrorStatus) -> Never:
     await context.abort(status.code, status.message, status.trailing_metadata())
 
 
@@ -89,7 +90,7 @@ async def _state(
     if not request.HasField("state"):
         await _refuse(
             context,
-            convert.ErrorStatus.of(
+            ErrorStatus.of(
                 errors_pb2.ERROR_REASON_INVALID_REQUEST, "state is required", field="state"
             ),
         )
@@ -103,7 +104,7 @@ async def _state(
     if state.outcome is not None:
         await _refuse(
             context,
-            convert.ErrorStatus.of(
+            ErrorStatus.of(
                 errors_pb2.ERROR_REASON_GAME_OVER, "the game is over: there is nothing to decide"
             ),
         )
@@ -115,7 +116,7 @@ async def _level(value: int, context: Context) -> Level:
     if level is None:
         await _refuse(
             context,
-            convert.ErrorStatus.of(
+            ErrorStatus.of(
                 errors_pb2.ERROR_REASON_INVALID_REQUEST,
                 f"level {value} is not a level: use LEVEL_EASY, LEVEL_NORMAL, LEVEL_HARD or "
                 "LEVEL_QUICK",
@@ -146,7 +147,7 @@ class AiServicer(ai_pb2_grpc.AiServiceServicer):
             if request.time_budget_ms > MAX_TIME_BUDGET_MS:
                 await _refuse(
                     context,
-                    convert.ErrorStatus.of(
+                    ErrorStatus.of(
                         errors_pb2.ERROR_REASON_INVALID_REQUEST,
                         f"time_budget_ms must be 1-{MAX_TIME_BUDGET_MS}, not "
                         f"{request.time_budget_ms}",
@@ -195,7 +196,7 @@ class AiServicer(ai_pb2_grpc.AiServiceServicer):
         if state.draw_offer is None or state.draw_offer is state.position.turn:
             await _refuse(
                 context,
-                convert.ErrorStatus.of(
+                ErrorStatus.of(
                     errors_pb2.ERROR_REASON_NO_DRAW_OFFER,
                     "the opponent of the side to move has no open draw offer to decide on",
                 ),

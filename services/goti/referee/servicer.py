@@ -17,6 +17,7 @@ import grpc
 
 from goti import serving
 from goti.api import convert
+from goti.api.error_status import ErrorStatus
 from goti.api.v1 import errors_pb2, referee_pb2, referee_pb2_grpc
 from goti.referee import actions
 from goti.referee.actions import Action, RequestFieldError
@@ -43,16 +44,16 @@ MAX_STATUS_MESSAGE_CHARS: Final = 400
 _MOVE_FIELDS: Final = {"move_path": "move_path.squares", "move_notation": "move_notation"}
 
 
-def _error_status(error: Exception, field: str | None) -> convert.ErrorStatus | None:
+def _error_status(error: Exception, field: str | None) -> ErrorStatus | None:
     if isinstance(error, RequestFieldError):
         if error.limit is not None:
-            return convert.ErrorStatus.of(
+            return ErrorStatus.of(
                 errors_pb2.ERROR_REASON_REQUEST_TOO_LARGE,
                 str(error),
                 field=error.field,
                 limit=error.limit,
             )
-        return convert.ErrorStatus.of(
+        return ErrorStatus.of(
             errors_pb2.ERROR_REASON_INVALID_REQUEST, str(error), field=error.field
         )
     return convert.rules_error_status(error, field=field)

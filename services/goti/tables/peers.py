@@ -20,7 +20,7 @@ from typing import Any, Final, Generic, TypeVar
 import grpc
 from google.protobuf.message import Message
 
-from goti.api import convert
+from goti.api.error_status import ErrorStatus
 from goti.api.v1 import ai_pb2, game_pb2, referee_pb2
 
 K = TypeVar("K", bound=Hashable)
@@ -52,7 +52,7 @@ class PeerUnavailableError(Exception):
 class PeerRefusedError(Exception):
     """A peer refused the request with a Goti status (``status``)."""
 
-    def __init__(self, status: convert.ErrorStatus) -> None:
+    def __init__(self, status: ErrorStatus) -> None:
         super().__init__(status.message)
         self.status = status
 
@@ -135,7 +135,7 @@ class _Peer:
         return response
 
     def _failure(self, method: str, error: grpc.aio.AioRpcError) -> Exception:
-        status = convert.ErrorStatus.from_rpc_error(error)
+        status = ErrorStatus.from_rpc_error(error)
         if status is not None and error.code() not in _UNAVAILABLE_CODES:
             return PeerRefusedError(status)
         if error.code() is grpc.StatusCode.DEADLINE_EXCEEDED:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from goti.api.convert import ErrorStatus
+from goti.api.error_status import ErrorStatus
 from goti.api.v1 import errors_pb2
 
 

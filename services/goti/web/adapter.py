@@ -31,7 +31,7 @@ from google.protobuf.message import DecodeError, Message
 from google.rpc import status_pb2
 from protobuf.wkt import Any as AnyDetail
 
-from goti.api.convert import STATUS_DETAILS_KEY
+from goti.api.error_status import STATUS_DETAILS_KEY
 from goti.api.v1 import errors_pb2
 from goti.tables.refusals import CallRefusedError
 from goti.tables.servicer import PLAYERS_SERVICE, TABLES_SERVICE
