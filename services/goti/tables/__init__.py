@@ -5,7 +5,12 @@ Served over gRPC as ``TablesService`` and ``PlayersService``; ``python -m goti.t
 
 - :mod:`goti.tables.seating`, :mod:`goti.tables.events`, :mod:`goti.tables.validation`: pure
   decisions — who sits where and may act, the events and tables sent, the request checks;
-- :mod:`goti.tables.dealer`: one method per action — load, ask the referee, commit;
+- a command's path, in order: :mod:`goti.tables.commands` (typed commands, judged),
+  :mod:`goti.tables.playing` (load, judge, referee, commit), :mod:`goti.tables.loading`
+  (tables read), :mod:`goti.tables.committing` (the compare-and-set, which returns what must
+  follow) and :mod:`goti.tables.followups` (the computer's turn, timer moves, streaks);
+  :mod:`goti.tables.opening` (tables created, joined, rematched) and
+  :mod:`goti.tables.restoring` (logged events in full, for watchers and retries);
 - :mod:`goti.tables.players`: guest identities and their tokens;
 - :mod:`goti.tables.watching` over :mod:`goti.tables.fanout`: the watch streams, over one
   Redis pub/sub connection per process;

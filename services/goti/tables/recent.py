@@ -5,7 +5,7 @@ the table it needs is already here and the command skips reading it back from Re
 is only ever trusted for the seq it was committed at: every change to a table moves its seq
 on (the store's compare-and-set), so a table at the same seq is the same table.  Should
 another replica have moved it on since, the commit's compare-and-set refuses the change, and
-the dealer reads the table afresh before it answers.
+the command is judged again on the table read afresh (:mod:`goti.tables.playing`).
 """
 
 from __future__ import annotations

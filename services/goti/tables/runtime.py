@@ -1,5 +1,6 @@
 """The tables service put together: its Redis, its channels to the referee and the AI, the
-dealer, the watch streams and the timer worker — opened, bound to a server, drained and
+path of a command (reader, commit, follow-ups, opener, runner), the watch streams and the
+timer worker — opened, bound to a server, drained and
 closed in that order.
 
     async with TablesRuntime.open(settings) as runtime:
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Final
 
@@ -22,17 +24,29 @@ from redis.backoff import ExponentialWithJitterBackoff
 from goti import serving
 from goti.api.v1 import ai_pb2
 from goti.settings import Settings
-from goti.tables.dealer import Dealer
+from goti.tables.committing import Committer
 from goti.tables.fanout import Fanout
+from goti.tables.followups import FollowUps
+from goti.tables.loading import LoadedTable, TableReader
+from goti.tables.opening import TableOpener
 from goti.tables.options import TablesOptions
 from goti.tables.peers import ComputerPlayer, Referee
 from goti.tables.players import GuestPolicy, Players
+from goti.tables.playing import CommandRunner
+from goti.tables.recent import RecentTables
+from goti.tables.restoring import Restorer
 from goti.tables.servicer import PlayersServicer, TablesServicer, bind_services
 from goti.tables.store import TableStore
 from goti.tables.timers import TimerWorker
 from goti.tables.watching import Watching
 
 log = logging.getLogger(__name__)
+
+
+def clock_ms() -> int:
+    """The time now, in milliseconds since the epoch: every table's clock."""
+    return int(time.time() * 1000)
+
 
 REDIS_CONNECTIONS: Final = 64
 """Connections to Redis per process: a burst of watchers queues for them rather than opening
@@ -64,22 +78,20 @@ class TablesRuntime:
     def __init__(
         self,
         store: TableStore,
-        dealer: Dealer,
-        players: Players,
+        tables_servicer: TablesServicer,
+        players_servicer: PlayersServicer,
+        follow_ups: FollowUps,
         fanout: Fanout,
-        watching: Watching,
         worker: TimerWorker,
     ) -> None:
         self.store = store
-        self.dealer = dealer
-        self.players = players
-        self.fanout = fanout
-        self.watching = watching
-        self.worker = worker
         # One pair of servicers for every protocol: gRPC, and Connect and gRPC-Web on the
         # web port.
-        self.tables_servicer = TablesServicer(dealer, players, watching)
-        self.players_servicer = PlayersServicer(players)
+        self.tables_servicer = tables_servicer
+        self.players_servicer = players_servicer
+        self.follow_ups = follow_ups
+        self.fanout = fanout
+        self.worker = worker
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -132,7 +144,7 @@ class TablesRuntime:
     ) -> TablesRuntime:
         """Wire the parts over open connections (nothing starts yet); ``guests`` default to
         Goti's default policy."""
-        store = TableStore(redis, log_limit=options.log_limit)
+        store = TableStore(redis, table_log_events=options.table_log_events)
         referee = Referee(referee_channel, deadline_seconds=options.referee_deadline_seconds)
         computer = ComputerPlayer(
             ai_channel,
@@ -144,22 +156,37 @@ class TablesRuntime:
             },
         )
         players = Players(store, guests_per_minute=options.guests_per_minute, policy=guests)
-        dealer = Dealer(store, referee, computer, players, options)
+        recent: RecentTables[LoadedTable] = RecentTables(options.recent_tables_kept)
+        reader = TableReader(store, referee, options)
+        restorer = Restorer(store, reader)
+        committer = Committer(store, referee, recent, options, clock_ms=clock_ms)
+        follow_ups = FollowUps(
+            store, reader, committer, referee, computer, options, clock_ms=clock_ms
+        )
+        opener = TableOpener(
+            store, referee, players, reader, committer, follow_ups, recent, clock_ms=clock_ms
+        )
+        runner = CommandRunner(
+            store, referee, reader, restorer, committer, follow_ups, opener, recent
+        )
         fanout = Fanout(store, queue_size=options.watcher_queue_size)
         watching = Watching(
-            dealer,
+            store,
+            reader,
+            restorer,
             fanout,
             heartbeat_seconds=options.heartbeat_seconds,
             lobby_snapshot_size=options.lobby_snapshot_size,
         )
         worker = TimerWorker(
-            dealer,
+            follow_ups,
             store,
             poll_seconds=options.timer_poll_seconds,
             lease_seconds=options.timer_lease_seconds,
             batch=options.timers_per_claim,
         )
-        return cls(store, dealer, players, fanout, watching, worker)
+        tables_servicer = TablesServicer(reader, opener, runner, players, watching)
+        return cls(store, tables_servicer, PlayersServicer(players), follow_ups, fanout, worker)
 
     def start(self) -> None:
         """Start reading pub/sub and polling the timers."""
@@ -182,5 +209,5 @@ class TablesRuntime:
         await self.worker.stop()
         await self.fanout.close()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.dealer.finish(), _BACKGROUND_FINISH_SECONDS)
-        await self.dealer.stop()
+            await asyncio.wait_for(self.follow_ups.finish(), _BACKGROUND_FINISH_SECONDS)
+        await self.follow_ups.stop()

@@ -1,9 +1,11 @@
-"""``goti.api.v1.TablesService`` and ``goti.api.v1.PlayersService``: requests to the dealer,
-the players and the watch streams, and their answers back; refusals to Goti statuses.
+"""``goti.api.v1.TablesService`` and ``goti.api.v1.PlayersService``: requests to the tables'
+readers, openers and commands, the players and the watch streams, and their answers back;
+refusals to Goti statuses.
 
 The servicers only translate: they check the request's fields
-(:mod:`goti.tables.validation`), find the caller from the ``authorization`` metadata, call
-one domain method and wrap its result.  Every refusal leaves with its Goti status, a store or
+(:mod:`goti.tables.validation`), find the caller from the ``authorization`` metadata, map a
+command's request to its typed :mod:`goti.tables.commands` value, call one domain method and
+wrap its result.  Every refusal leaves with its Goti status, a store or
 peer that does not answer with UNAVAILABLE (reason BACKEND_UNAVAILABLE), a shutdown with
 UNAVAILABLE so that streams reconnect elsewhere.
 
@@ -26,9 +28,11 @@ from goti.api.v1 import (
     referee_pb2,
     tables_pb2,
 )
-from goti.tables import validation
-from goti.tables.dealer import Dealer
+from goti.tables import commands, validation
+from goti.tables.loading import TableReader
+from goti.tables.opening import TableOpener
 from goti.tables.players import Players
+from goti.tables.playing import CommandRunner
 from goti.tables.refusals import CallRefusedError
 from goti.tables.store import StoreUnavailableError
 from goti.tables.watching import ShuttingDownError, Watching
@@ -84,8 +88,17 @@ def _metadata(context: Context) -> list[tuple[str, str | bytes]]:
 class TablesServicer:
     """The public tables API."""
 
-    def __init__(self, dealer: Dealer, players: Players, watching: Watching) -> None:
-        self._dealer = dealer
+    def __init__(
+        self,
+        reader: TableReader,
+        opener: TableOpener,
+        runner: CommandRunner,
+        players: Players,
+        watching: Watching,
+    ) -> None:
+        self._reader = reader
+        self._opener = opener
+        self._runner = runner
         self._players = players
         self._watching = watching
 
@@ -94,8 +107,8 @@ class TablesServicer:
     ) -> Message:
         async def work() -> tables_pb2.CreateTableResponse:
             player_id = await self._players.authenticate(_metadata(context))
-            options = self._dealer.options
-            seated = await self._dealer.create_table(
+            options = self._reader.options
+            seated = await self._opener.create_table(
                 player_id,
                 validation.request_id(request.request_id),
                 validation.fingerprint("CreateTable", request),
@@ -117,7 +130,7 @@ class TablesServicer:
         async def work() -> tables_pb2.JoinTableResponse:
             player_id = await self._players.authenticate(_metadata(context))
             validation.request_id(request.request_id)
-            seated = await self._dealer.join_table(player_id, validation.code(request.code))
+            seated = await self._opener.join_table(player_id, validation.code(request.code))
             return tables_pb2.JoinTableResponse(table=seated.table, your_role=seated.role)
 
         return await _answer(context, work())
@@ -131,8 +144,8 @@ class TablesServicer:
             table_id, code = validation.table_by(request.table_id, request.code)
             if code:
                 address = self._players.client_address(context.peer(), metadata)
-                table_id = await self._dealer.find_table(code, player_id, address)
-            seated = await self._dealer.get_table(table_id, player_id)
+                table_id = await self._opener.find_table(code, player_id, address)
+            seated = await self._reader.get_table(table_id, player_id)
             return tables_pb2.GetTableResponse(table=seated.table, your_role=seated.role)
 
         return await _answer(context, work())
@@ -141,7 +154,7 @@ class TablesServicer:
         self, request: tables_pb2.ListTablesRequest, context: Context
     ) -> Message:
         async def work() -> tables_pb2.ListTablesResponse:
-            found, token = await self._dealer.list_tables(
+            found, token = await self._reader.list_tables(
                 validation.variant(request.variant),
                 validation.page_size(request.page_size),
                 validation.page_token(request.page_token),
@@ -176,34 +189,35 @@ class TablesServicer:
         except CallRefusedError as refusal:
             await _abort(context, refusal)
 
-    async def _command(
+    async def _envelope(
         self,
         context: Context,
         request: tables_pb2.PlayRequest
         | tables_pb2.OfferDrawRequest
         | tables_pb2.AnswerDrawRequest
         | tables_pb2.ResignRequest
-        | tables_pb2.TakeBackRequest,
+        | tables_pb2.TakeBackRequest
+        | tables_pb2.RematchRequest,
         method: str,
-        act: Any,
-    ) -> list[tables_pb2.TableEvent]:
-        player_id = await self._players.authenticate(_metadata(context))
-        appended: list[tables_pb2.TableEvent] = await self._dealer.command(
-            player_id,
+    ) -> commands.Envelope:
+        return commands.Envelope(
+            await self._players.authenticate(_metadata(context)),
             validation.table_id(request.table_id),
-            request_id=validation.request_id(request.request_id),
-            expected_seq=request.expected_seq,
-            fingerprint=validation.fingerprint(method, request),
-            act=act,
+            validation.request_id(request.request_id),
+            request.expected_seq,
+            validation.fingerprint(method, request),
         )
-        return appended
 
     async def Play(self, request: tables_pb2.PlayRequest, context: Context) -> Message:  # noqa: N802
         async def work() -> tables_pb2.PlayResponse:
-            validation.side(request.side)
+            move = commands.Move(
+                validation.side(request.side),
+                tuple(request.path.squares) if request.WhichOneof("move") == "path" else None,
+                request.notation,
+            )
             validation.move(request)
-            appended = await self._command(context, request, "Play", self._dealer.play(request))
-            return tables_pb2.PlayResponse(events=appended)
+            envelope = await self._envelope(context, request, "Play")
+            return tables_pb2.PlayResponse(events=await self._runner.run(envelope, move))
 
         return await _answer(context, work())
 
@@ -211,11 +225,11 @@ class TablesServicer:
         self, request: tables_pb2.OfferDrawRequest, context: Context
     ) -> Message:
         async def work() -> tables_pb2.OfferDrawResponse:
-            act = self._dealer.game_action(
+            offer = commands.GameAction(
                 validation.side(request.side), referee_pb2.GAME_ACTION_OFFER_DRAW
             )
-            appended = await self._command(context, request, "OfferDraw", act)
-            return tables_pb2.OfferDrawResponse(events=appended)
+            envelope = await self._envelope(context, request, "OfferDraw")
+            return tables_pb2.OfferDrawResponse(events=await self._runner.run(envelope, offer))
 
         return await _answer(context, work())
 
@@ -223,24 +237,24 @@ class TablesServicer:
         self, request: tables_pb2.AnswerDrawRequest, context: Context
     ) -> Message:
         async def work() -> tables_pb2.AnswerDrawResponse:
-            action = (
+            answer = commands.GameAction(
+                validation.side(request.side),
                 referee_pb2.GAME_ACTION_ACCEPT_DRAW
                 if request.accept
-                else referee_pb2.GAME_ACTION_DECLINE_DRAW
+                else referee_pb2.GAME_ACTION_DECLINE_DRAW,
             )
-            act = self._dealer.game_action(validation.side(request.side), action)
-            appended = await self._command(context, request, "AnswerDraw", act)
-            return tables_pb2.AnswerDrawResponse(events=appended)
+            envelope = await self._envelope(context, request, "AnswerDraw")
+            return tables_pb2.AnswerDrawResponse(events=await self._runner.run(envelope, answer))
 
         return await _answer(context, work())
 
     async def Resign(self, request: tables_pb2.ResignRequest, context: Context) -> Message:  # noqa: N802
         async def work() -> tables_pb2.ResignResponse:
-            act = self._dealer.game_action(
+            resign = commands.GameAction(
                 validation.side(request.side), referee_pb2.GAME_ACTION_RESIGN
             )
-            appended = await self._command(context, request, "Resign", act)
-            return tables_pb2.ResignResponse(events=appended)
+            envelope = await self._envelope(context, request, "Resign")
+            return tables_pb2.ResignResponse(events=await self._runner.run(envelope, resign))
 
         return await _answer(context, work())
 
@@ -248,21 +262,16 @@ class TablesServicer:
         self, request: tables_pb2.TakeBackRequest, context: Context
     ) -> Message:
         async def work() -> tables_pb2.TakeBackResponse:
-            appended = await self._command(context, request, "TakeBack", self._dealer.take_back())
+            envelope = await self._envelope(context, request, "TakeBack")
+            appended = await self._runner.run(envelope, commands.TakeBack())
             return tables_pb2.TakeBackResponse(events=appended)
 
         return await _answer(context, work())
 
     async def Rematch(self, request: tables_pb2.RematchRequest, context: Context) -> Message:  # noqa: N802
         async def work() -> tables_pb2.RematchResponse:
-            player_id = await self._players.authenticate(_metadata(context))
-            rematch = await self._dealer.rematch(
-                player_id,
-                validation.table_id(request.table_id),
-                request_id=validation.request_id(request.request_id),
-                expected_seq=request.expected_seq,
-                fingerprint=validation.fingerprint("Rematch", request),
-            )
+            envelope = await self._envelope(context, request, "Rematch")
+            rematch = await self._runner.rematch(envelope)
             response = tables_pb2.RematchResponse(events=rematch.events)
             if rematch.table is not None:
                 response.rematch_table.CopyFrom(rematch.table.table)
@@ -275,7 +284,7 @@ class TablesServicer:
         self, request: tables_pb2.GetRecordRequest, context: Context
     ) -> Message:
         async def work() -> tables_pb2.GetRecordResponse:
-            record = await self._dealer.get_record(validation.table_id(request.table_id))
+            record = await self._reader.get_record(validation.table_id(request.table_id))
             return tables_pb2.GetRecordResponse(
                 game=record.game, pdn=record.pdn, white=record.white, black=record.black
             )

@@ -1,8 +1,9 @@
 """The timer worker: each replica claims the tables whose timers fell due and acts on them.
 
-A claim holds a table for a lease (see :meth:`TableStore.claim_due`); what the dealer does
-with it goes through the same compare-and-set as any command, so a late human move, a timer
-auto-move and a slow computer reply never all land.
+A claim holds a table for a lease (see :meth:`TableStore.claim_due`); what
+:class:`~goti.tables.followups.FollowUps` does with it goes through the same compare-and-set
+as any command, so a late human move, a timer auto-move and a slow computer reply never all
+land.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from typing import Final
 
 from goti.tables.background import cancel_and_wait
-from goti.tables.dealer import Dealer
+from goti.tables.followups import FollowUps
 from goti.tables.store import StoreUnavailableError, TableStore
 
 log = logging.getLogger(__name__)
@@ -27,11 +28,11 @@ def _now_ms() -> int:
 
 
 class TimerWorker:
-    """Polls the timers for due tables and hands each to the dealer."""
+    """Polls the timers for due tables and hands each to the follow-ups."""
 
     def __init__(
         self,
-        dealer: Dealer,
+        follow_ups: FollowUps,
         store: TableStore,
         *,
         poll_seconds: float,
@@ -39,7 +40,7 @@ class TimerWorker:
         batch: int,
         clock_ms: Callable[[], int] = _now_ms,
     ) -> None:
-        self._dealer = dealer
+        self._follow_ups = follow_ups
         self._store = store
         self._poll_seconds = poll_seconds
         self._lease_ms = round(lease_seconds * 1000)
@@ -77,7 +78,7 @@ class TimerWorker:
                 claimed = len(claim.table_ids)
                 for table_id in claim.table_ids:
                     task = asyncio.ensure_future(
-                        self._dealer.handle_due(table_id, claim.lease_until_ms)
+                        self._follow_ups.handle_due(table_id, claim.lease_until_ms)
                     )
                     self._working.add(task)
                     task.add_done_callback(self._working.discard)

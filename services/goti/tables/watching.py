@@ -13,12 +13,12 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 
-from goti.api.v1 import errors_pb2, tables_pb2
+from goti.api.v1 import tables_pb2
 from goti.tables import keys
-from goti.tables.dealer import Dealer
 from goti.tables.fanout import CATCH_UP, CLOSING, Fanout, FanoutClosedError, Listener
-from goti.tables.refusals import CallRefusedError
-from goti.tables.store import TableNotFoundError
+from goti.tables.loading import TableReader, table_not_found
+from goti.tables.restoring import Restorer
+from goti.tables.store import TableNotFoundError, TableStore
 
 
 class ShuttingDownError(Exception):
@@ -51,15 +51,18 @@ class Watching:
 
     def __init__(
         self,
-        dealer: Dealer,
+        store: TableStore,
+        reader: TableReader,
+        restorer: Restorer,
         fanout: Fanout,
         *,
         heartbeat_seconds: float,
         lobby_snapshot_size: int,
         clock_ms: Callable[[], int] = _now_ms,
     ) -> None:
-        self._dealer = dealer
-        self._store = dealer.store
+        self._store = store
+        self._reader = reader
+        self._restorer = restorer
         self._fanout = fanout
         self._heartbeat_seconds = heartbeat_seconds
         self._lobby_snapshot_size = lobby_snapshot_size
@@ -89,10 +92,10 @@ class Watching:
             try:
                 found = await self._store.events_after(table_id, after_seq)
             except TableNotFoundError:
-                raise _table_not_found(table_id) from None
+                raise table_not_found(table_id) from None
             if found.events is not None and after_seq <= found.seq:
-                variant = await self._dealer.variant_of(table_id)
-                for event in await self._dealer.restore(variant, found.events):
+                variant = await self._restorer.variant_of(table_id)
+                for event in await self._restorer.restore(variant, found.events):
                     yield tables_pb2.WatchTableResponse(event=event)
                     sent = event.seq
             else:
@@ -116,7 +119,7 @@ class Watching:
             if item is None:
                 seq_now = await self._store.seq(table_id)
                 if seq_now is None:
-                    raise _table_not_found(table_id)
+                    raise table_not_found(table_id)
                 if seq_now <= sent:
                     yield tables_pb2.WatchTableResponse(
                         heartbeat=_heartbeat(self._clock_ms(), sent)
@@ -127,7 +130,7 @@ class Watching:
             try:
                 found = await self._store.events_after(table_id, sent)
             except TableNotFoundError:
-                raise _table_not_found(table_id) from None
+                raise table_not_found(table_id) from None
             if found.events is None:
                 snapshot = await self._snapshot(table_id, player_id)
                 yield snapshot
@@ -135,8 +138,8 @@ class Watching:
                 continue
             if found.events:
                 if variant is None:
-                    variant = await self._dealer.variant_of(table_id)
-                for event in await self._dealer.restore(variant, found.events):
+                    variant = await self._restorer.variant_of(table_id)
+                for event in await self._restorer.restore(variant, found.events):
                     if event.seq == sent + 1:
                         yield tables_pb2.WatchTableResponse(event=event)
                         sent = event.seq
@@ -144,7 +147,7 @@ class Watching:
     async def _snapshot(
         self, table_id: str, player_id: str | None
     ) -> tables_pb2.WatchTableResponse:
-        seated = await self._dealer.get_table(table_id, player_id)
+        seated = await self._reader.get_table(table_id, player_id)
         return tables_pb2.WatchTableResponse(
             snapshot=tables_pb2.TableSnapshot(table=seated.table, your_role=seated.role)
         )
@@ -196,11 +199,3 @@ class Watching:
                 elif kind == "table_closed" and item.table_closed in listed:
                     listed.discard(item.table_closed)
                     yield item
-
-
-def _table_not_found(table_id: str) -> CallRefusedError:
-    return CallRefusedError.of(
-        errors_pb2.ERROR_REASON_TABLE_NOT_FOUND,
-        f"no table has the id {table_id!r}: it never existed or was cleared away",
-        field="table_id",
-    )
