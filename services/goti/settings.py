@@ -403,6 +403,9 @@ class Settings:
         _positive_seconds,
         shown_default="15",
     )
+    # 16: eight moves each, so that even a game against the computer, whose every move answers
+    # one, keeps the events of its last eight commands; the log then costs as much at the
+    # hundredth move as at the tenth.
     table_log_events: int = _env(
         "GOTI_TABLE_LOG_EVENTS",
         16,

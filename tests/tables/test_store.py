@@ -14,7 +14,6 @@ from goti.settings import Settings
 from goti.tables import keys
 from goti.tables.options import TablesOptions
 from goti.tables.store import (
-    DEFAULT_LOG_LIMIT,
     DEFLATED,
     Change,
     LobbyUpdate,
@@ -161,7 +160,7 @@ async def test_racing_commits_exactly_one_lands(redis: Redis) -> None:
 
 
 async def test_events_after_any_seq_and_trimming(redis: Redis) -> None:
-    store = TableStore(redis, log_limit=5)
+    store = TableStore(redis, table_log_events=5)
     await _new_table(store)
     for seq in range(8):
         await store.commit("t1", seq, Change({}, [f"e{seq + 1}".encode()]))
@@ -174,7 +173,7 @@ async def test_events_after_any_seq_and_trimming(redis: Redis) -> None:
 
 
 async def test_a_request_is_forgotten_once_its_events_leave_the_log(redis: Redis) -> None:
-    store = TableStore(redis, log_limit=4, request_memory=8)
+    store = TableStore(redis, table_log_events=4, request_memory=8)
     await _new_table(store)
     keys_by_seq = {}
     for seq in range(6):
@@ -224,10 +223,9 @@ async def test_long_fields_are_kept_deflated_and_read_back_as_written(redis: Red
 
 
 def test_the_log_keeps_as_many_events_as_the_setting_says() -> None:
-    assert TablesOptions().log_limit == DEFAULT_LOG_LIMIT
-    assert TablesOptions.from_settings(Settings()).log_limit == DEFAULT_LOG_LIMIT
+    assert TablesOptions().table_log_events == Settings().table_log_events == 16
     chosen = Settings.from_env({"GOTI_TABLE_LOG_EVENTS": "64"})
-    assert TablesOptions.from_settings(chosen).log_limit == 64
+    assert TablesOptions.from_settings(chosen).table_log_events == 64
 
 
 async def test_timers_are_claimed_with_a_lease(redis: Redis) -> None:

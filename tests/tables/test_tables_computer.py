@@ -268,7 +268,7 @@ async def test_the_computer_resigns_a_lost_game_and_the_win_counts_once(
         async with watching(channel, table_id, after_seq=after) as resumed:
             await resumed.until_seq(table.seq)
         assert resumed.error is None, resumed.error
-        if after == 0 or after < table.seq - options.log_limit:
+        if after == 0 or after < table.seq - options.table_log_events:
             assert resumed.messages[0].snapshot.table.game.outcome == outcome
         else:
             assert resumed.events == events[after:]

@@ -269,8 +269,8 @@ async def test_after_the_game_ends_watchers_resume_and_retries_get_their_first_a
     outcome = game.appended[-1].game_over.outcome
     assert (outcome.termination, outcome.winner) == (termination, winner)
     assert live.events == game.appended
-    await _check_resuming(channel, game, options.log_limit)
-    await _check_retries(game, options.log_limit)
+    await _check_resuming(channel, game, options.table_log_events)
+    await _check_retries(game, options.table_log_events)
     await _check_rematch(channel, game)
 
 

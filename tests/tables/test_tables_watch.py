@@ -67,7 +67,7 @@ def _events(played: list[_Ply]) -> list[tables_pb2.TableEvent]:
 async def test_a_watcher_resumes_from_every_seq_the_log_holds_with_no_gap_and_no_duplicate(
     channel: grpc.aio.Channel, options: TablesOptions
 ) -> None:
-    window = options.log_limit
+    window = options.table_log_events
     ann, table, played = await _played(channel, window + 6)
     appended = _events(played)
     last = appended[-1].seq
@@ -99,9 +99,9 @@ async def test_a_watcher_resumes_from_every_seq_the_log_holds_with_no_gap_and_no
 async def test_a_retried_move_gets_its_events_back_while_the_log_holds_them(
     channel: grpc.aio.Channel, options: TablesOptions
 ) -> None:
-    ann, table, played = await _played(channel, options.log_limit + 4)
+    ann, table, played = await _played(channel, options.table_log_events + 4)
     seq = played[-1].events[-1].seq
-    kept = [ply for ply in played if ply.events[0].seq > seq - options.log_limit]
+    kept = [ply for ply in played if ply.events[0].seq > seq - options.table_log_events]
     assert len(kept) >= DEFAULT_REQUEST_MEMORY
     for ply in kept[-DEFAULT_REQUEST_MEMORY:]:
         again = await ann.play(
@@ -121,7 +121,7 @@ async def test_a_retried_move_gets_its_events_back_while_the_log_holds_them(
 async def test_a_snapshot_when_the_log_is_trimmed_or_the_seq_is_ahead(
     start_replica: StartReplica, options: TablesOptions, redis: object
 ) -> None:
-    replica = await start_replica(options=dataclasses.replace(options, log_limit=5))
+    replica = await start_replica(options=dataclasses.replace(options, table_log_events=5))
     _, table, played = await _played(replica.channel, 10)
     last = played[-1].events[-1].seq
     for after in (1, last + 7):

@@ -31,13 +31,12 @@ from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
+from goti.settings import Settings
 from goti.tables import keys
 
-DEFAULT_LOG_LIMIT: Final = 16
-"""Events kept per table (``GOTI_TABLE_LOG_EVENTS``): eight moves each, so the last eight
-commands even of a game against the computer, whose every move answers one.  A watcher
-further behind gets a snapshot instead, and the log costs as much at the hundredth move as
-at the tenth."""
+_DEFAULTS: Final = Settings()
+"""Where the store's default log length comes from, so that it is written once."""
+
 DEFAULT_REQUEST_MEMORY: Final = 8
 """Commands remembered per table for idempotent retries, as long as their events are still in
 the log.  A retry of an older one cannot be applied twice either: its ``expected_seq`` is
@@ -227,11 +226,11 @@ class TableStore:
         self,
         redis: Redis,
         *,
-        log_limit: int = DEFAULT_LOG_LIMIT,
+        table_log_events: int = _DEFAULTS.table_log_events,
         request_memory: int = DEFAULT_REQUEST_MEMORY,
     ) -> None:
         self._redis = redis
-        self._log_limit = log_limit
+        self._table_log_events = table_log_events
         self._request_memory = request_memory
         self._create = redis.register_script(_CREATE)
         self._commit = redis.register_script(_COMMIT)
@@ -355,7 +354,7 @@ class TableStore:
                     change.lobby_listing,
                     keys.LOBBY_CHANNEL,
                     change.lobby_message,
-                    self._log_limit,
+                    self._table_log_events,
                     change.expire_seconds,
                     self._request_memory,
                     *change.events,
