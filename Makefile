@@ -33,6 +33,7 @@ test: lint typecheck web-check unit
 lint: $(DEV_INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python proto/build.py --check
 	$(BUF) lint
 	$(BUF) format -d --exit-code

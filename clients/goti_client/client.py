@@ -21,7 +21,6 @@ from typing import Any, Final, Self, TypeVar
 
 import grpc
 
-from goti.api.convert import color_to_proto, move_path_to_proto
 from goti.api.v1 import players_pb2, players_pb2_grpc, tables_pb2, tables_pb2_grpc
 from goti.rules import ENGLISH, Color, Move, Variant
 from goti_client import wire
@@ -307,13 +306,13 @@ class GotiClient:
             table_id=table_id,
             request_id=request_id or new_request_id(),
             expected_seq=await self._expected_seq(table_id, expected_seq),
-            side=color_to_proto(side),
+            side=wire.side_to_proto(side),
         )
         if isinstance(move, str):
             request.notation = move
         else:
             path = move.path if isinstance(move, Move) else move
-            request.path.CopyFrom(move_path_to_proto(path))
+            request.path.CopyFrom(wire.move_path_to_proto(path))
         response = await self._call(self._tables.Play, request)
         return await self._events(table_id, response.events)
 
@@ -332,7 +331,7 @@ class GotiClient:
                 table_id=table_id,
                 request_id=request_id or new_request_id(),
                 expected_seq=await self._expected_seq(table_id, expected_seq),
-                side=color_to_proto(side),
+                side=wire.side_to_proto(side),
             ),
         )
         return await self._events(table_id, response.events)
@@ -353,7 +352,7 @@ class GotiClient:
                 table_id=table_id,
                 request_id=request_id or new_request_id(),
                 expected_seq=await self._expected_seq(table_id, expected_seq),
-                side=color_to_proto(side),
+                side=wire.side_to_proto(side),
                 accept=accept,
             ),
         )
@@ -374,7 +373,7 @@ class GotiClient:
                 table_id=table_id,
                 request_id=request_id or new_request_id(),
                 expected_seq=await self._expected_seq(table_id, expected_seq),
-                side=color_to_proto(side),
+                side=wire.side_to_proto(side),
             ),
         )
         return await self._events(table_id, response.events)

@@ -121,6 +121,16 @@ def variant_to_proto(variant: Variant | None) -> game_pb2.Variant.ValueType:
     return game_pb2.VARIANT_UNSPECIFIED if variant is None else convert.variant_to_proto(variant)
 
 
+def side_to_proto(side: Color | None) -> game_pb2.Color.ValueType:
+    """The wire value of the side a command is for; None (the side to move) is unspecified."""
+    return convert.color_to_proto(side)
+
+
+def move_path_to_proto(path: Iterable[int]) -> game_pb2.MovePath:
+    """The wire form of a move as its path of squares."""
+    return convert.move_path_to_proto(path)
+
+
 # -- values ---------------------------------------------------------------------------------
 
 
