@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 BUF := npx --yes @bufbuild/buf@1.75.0
+# The contract as last released: make lint holds proto/ to it with buf breaking.
+RELEASED_CONTRACT := proto/released.binpb
 
-.PHONY: run test lint typecheck unit bench protos web web-check browser clean
+.PHONY: run test lint typecheck unit bench protos released-contract web web-check browser clean
 
 # Running Goti needs only its own dependencies; the checks add the development tools. Each
 # install has its own stamp, so that neither passes for the other.
@@ -37,11 +39,17 @@ lint: $(DEV_INSTALLED)
 	$(BIN)/python proto/build.py --check
 	$(BUF) lint
 	$(BUF) format -d --exit-code
+	$(BUF) breaking --against $(RELEASED_CONTRACT)
 	$(BIN)/check-jsonschema --builtin-schema vendor.compose-spec docker-compose.yml
 
 # Regenerate services/goti/api/v1 after editing proto/.
 protos: $(DEV_INSTALLED)
 	$(BIN)/python proto/build.py
+
+# At a release, in a commit of its own: what proto/ holds now becomes the contract that later
+# changes may add to but not break.
+released-contract:
+	$(BUF) build --exclude-source-info -o $(RELEASED_CONTRACT)
 
 typecheck: $(DEV_INSTALLED)
 	$(BIN)/mypy
