@@ -55,11 +55,20 @@ WEB_PORT = 8080
 (a lone tables service serves it only when told a port)."""
 
 
-def web_port(settings: Settings, environment: Mapping[str, str]) -> int:
-    """The port the backend's tables service serves the web page on; 0 when it is off."""
-    if environment.get("GOTI_WEB_PORT", "").strip():
-        return settings.web_port
-    return WEB_PORT
+def backend_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """``goti serve``'s settings: the environment's (``os.environ`` unless given), and where
+    it leaves them unset, the web page on :data:`WEB_PORT` and join links that open the page.
+
+    Raises :class:`~goti.settings.SettingsError` as :meth:`Settings.from_env` does.
+    """
+    unset = {"GOTI_WEB_PORT": str(WEB_PORT)}
+    settings = Settings.from_env(environ, unset=unset)
+    page = page_address(settings.web_port)
+    if page is None:
+        return settings
+    # On one machine the join links open the page it serves, unless the operator named
+    # another place (a public address, or the mobile app's own links).
+    return Settings.from_env(environ, unset={**unset, "GOTI_JOIN_BASE_URL": f"{page}join/"})
 
 
 def page_address(port: int) -> str | None:
@@ -70,9 +79,9 @@ def page_address(port: int) -> str | None:
 def child_environment(
     settings: Settings, redis_url: str, base: Mapping[str, str]
 ) -> dict[str, str]:
-    """The environment of the services: the caller's, pointed at this backend's parts."""
+    """The environment of the services: ``base`` (the caller's, handed on), with this
+    backend's settings for the parts it puts together."""
     environment = dict(base)
-    port = web_port(settings, base)
     environment.update(
         {
             "GOTI_REDIS_URL": redis_url,
@@ -81,14 +90,10 @@ def child_environment(
             "GOTI_TABLES_PORT": str(settings.tables_port),
             "GOTI_REFEREE_PORT": str(settings.referee_port),
             "GOTI_AI_PORT": str(settings.ai_port),
-            "GOTI_WEB_PORT": str(port),
+            "GOTI_WEB_PORT": str(settings.web_port),
+            "GOTI_JOIN_BASE_URL": settings.join_base_url,
         }
     )
-    page = page_address(port)
-    if page is not None and not base.get("GOTI_JOIN_BASE_URL", "").strip():
-        # On one machine the join links open the page it serves, unless the operator named
-        # another place (a public address, or the mobile app's own links).
-        environment["GOTI_JOIN_BASE_URL"] = f"{page}join/"
     return environment
 
 
@@ -143,7 +148,11 @@ def run_backend(
     environment: Mapping[str, str] | None = None,
     started: Callable[[], None] | None = None,
 ) -> int:
-    """Run the backend until Ctrl-C, SIGTERM or SIGHUP; returns the exit status."""
+    """Run the backend until Ctrl-C, SIGTERM or SIGHUP; returns the exit status.
+
+    ``settings`` come from :func:`backend_settings`; the services get ``environment``
+    (``os.environ`` unless given) with those settings on top.
+    """
     stopping = False
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
@@ -182,7 +191,7 @@ def run_backend(
             services.append(_start_service(name, child_env, port))
         _wait_healthy(services)
         tables = services[-1].target
-        page = page_address(web_port(settings, base))
+        page = page_address(settings.web_port)
         browser = f"  Play in a browser:   {page}\n" if page is not None else ""
         print(
             f"Goti is running. Clients connect to {tables} (gRPC).\n"

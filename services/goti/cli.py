@@ -184,7 +184,12 @@ SERVICES: dict[str, Callable[[Settings, argparse.Namespace], None]] = {
 
 def _run_serve(args: argparse.Namespace) -> int:
     try:
-        settings = Settings.from_env()
+        if args.service is None:
+            from goti.backend import backend_settings  # noqa: PLC0415
+
+            settings = backend_settings()
+        else:
+            settings = Settings.from_env()
     except SettingsError as error:
         print(f"goti serve: bad configuration:\n{error}", file=sys.stderr)
         return USAGE_ERROR

@@ -473,19 +473,25 @@ class Settings:
         return problems
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, *, unset: Mapping[str, str] | None = None
+    ) -> Settings:
         """Read every ``GOTI_*`` variable (from ``os.environ`` unless given).
 
-        Unset and empty variables take their defaults. Raises :class:`SettingsError` naming
-        every variable that cannot be used, e.g.
+        Unset and empty variables take their text in ``unset`` (a composition root's own
+        defaults, such as ``goti serve``'s web page on 8080), else their defaults. Raises
+        :class:`SettingsError` naming every variable that cannot be used, e.g.
         ``GOTI_REFEREE_PORT must be a port number 1-65535, got 'abc'``.
         """
         env = os.environ if environ is None else environ
+        instead = {} if unset is None else unset
         values: dict[str, Any] = {}
         problems: list[str] = []
         for settings_field in fields(cls):
             variable: Variable = settings_field.metadata["variable"]
             text = env.get(variable.name, "")
+            if not text.strip():
+                text = instead.get(variable.name, "")
             if not text.strip():
                 continue
             try:

@@ -74,6 +74,15 @@ def test_an_empty_environment_gives_the_defaults() -> None:
     assert Settings.from_env(blank) == Settings()
 
 
+def test_a_composition_roots_own_defaults_fill_only_what_the_environment_leaves_unset() -> None:
+    unset = {"GOTI_WEB_PORT": "8080"}
+    assert Settings.from_env({}, unset=unset).web_port == 8080
+    assert Settings.from_env({"GOTI_WEB_PORT": " "}, unset=unset).web_port == 8080
+    assert Settings.from_env({"GOTI_WEB_PORT": "0"}, unset=unset).web_port == 0
+    with pytest.raises(SettingsError, match="GOTI_WEB_PORT must be a port number"):
+        Settings.from_env({}, unset={"GOTI_WEB_PORT": "web"})
+
+
 def test_every_field_is_a_documented_variable() -> None:
     documented = variables()
     assert len(documented) == len(dataclasses.fields(Settings))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 
-from goti.backend import child_environment, page_address, web_port
+from goti.backend import backend_settings, child_environment, page_address
 from goti.redis_server import free_port
 from goti.settings import Settings
 
@@ -23,23 +23,30 @@ STOP_SECONDS = 60.0
 
 
 def test_goti_serve_serves_the_page_on_8080_unless_told_otherwise() -> None:
-    unset = child_environment(Settings(), "redis://localhost:1/0", {})
+    unset = child_environment(backend_settings({}), "redis://localhost:1/0", {})
     assert unset["GOTI_WEB_PORT"] == "8080"
     assert unset["GOTI_JOIN_BASE_URL"] == "http://localhost:8080/join/"
-    assert page_address(web_port(Settings(), {})) == "http://localhost:8080/"
+    assert page_address(backend_settings({}).web_port) == "http://localhost:8080/"
+
+    port_only = {"GOTI_WEB_PORT": "8123"}
+    environment = child_environment(backend_settings(port_only), "redis://localhost:1/0", {})
+    assert environment["GOTI_JOIN_BASE_URL"] == "http://localhost:8123/join/"
 
     chosen = {"GOTI_WEB_PORT": "8123", "GOTI_JOIN_BASE_URL": "https://goti.example/join/"}
-    settings = Settings.from_env(chosen)
-    environment = child_environment(settings, "redis://localhost:1/0", chosen)
+    environment = child_environment(backend_settings(chosen), "redis://localhost:1/0", chosen)
     assert environment["GOTI_WEB_PORT"] == "8123"
     assert environment["GOTI_JOIN_BASE_URL"] == "https://goti.example/join/"
+    # The mobile app's own links, though they are the default, are the operator's choice.
+    app_links = {"GOTI_JOIN_BASE_URL": Settings().join_base_url}
+    assert backend_settings(app_links).join_base_url == Settings().join_base_url
 
     off = {"GOTI_WEB_PORT": "0"}
-    assert web_port(Settings.from_env(off), off) == 0
+    assert backend_settings(off).web_port == 0
     assert page_address(0) is None
-    environment = child_environment(Settings.from_env(off), "redis://localhost:1/0", off)
+    environment = child_environment(backend_settings(off), "redis://localhost:1/0", off)
     assert environment["GOTI_WEB_PORT"] == "0"
-    assert "GOTI_JOIN_BASE_URL" not in environment
+    # Without the page, the join links are the ones a lone tables service makes.
+    assert Settings.from_env(environment).join_base_url == Settings().join_base_url
 
 
 def _post_json(url: str, body: dict[str, object], token: str = "") -> dict[str, object]:
