@@ -1,0 +1,199 @@
+"""The one interceptor of a Goti server, which wraps each method's handler, and the wrapper
+that counts and times every call for Prometheus."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
+
+import grpc
+
+from goti.serving.metrics import RpcMetrics
+
+CallBehavior: TypeAlias = Callable[..., Awaitable[Any]]
+"""A coroutine handler: a unary response, or a stream written with ``context.write()``."""
+StreamBehavior: TypeAlias = Callable[..., AsyncGenerator[Any, None]]
+"""An async-generator handler, yielding a stream's messages."""
+
+
+def rewrapped(
+    handler: grpc.RpcMethodHandler[Any, Any],
+    wrap_call: Callable[[CallBehavior], CallBehavior],
+    wrap_stream: Callable[[StreamBehavior], StreamBehavior],
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """``handler`` with its behaviour wrapped: ``wrap_call`` for a coroutine, ``wrap_stream``
+    for an async generator."""
+    kind = (handler.request_streaming, handler.response_streaming)
+    behavior: Any
+    make_handler: Callable[..., grpc.RpcMethodHandler[Any, Any]]
+    if kind == (False, False):
+        behavior, make_handler = handler.unary_unary, grpc.unary_unary_rpc_method_handler
+    elif kind == (False, True):
+        behavior, make_handler = handler.unary_stream, grpc.unary_stream_rpc_method_handler
+    elif kind == (True, False):
+        behavior, make_handler = handler.stream_unary, grpc.stream_unary_rpc_method_handler
+    else:
+        behavior, make_handler = handler.stream_stream, grpc.stream_stream_rpc_method_handler
+    wrapped: Callable[..., Any]
+    if inspect.isasyncgenfunction(behavior):
+        wrapped = wrap_stream(behavior)
+    elif inspect.iscoroutinefunction(behavior):
+        wrapped = wrap_call(behavior)
+    else:
+        # Plain functions would run on a thread pool, which Goti's servers do not have.
+        return handler
+    return make_handler(
+        wrapped,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+HandlerWrapper: TypeAlias = Callable[[str, Handler], Handler]
+
+
+class MethodWrappingInterceptor(grpc.aio.ServerInterceptor):
+    """Wraps each method's handler once, by every wrapper in turn (the first one outermost);
+    every later call of the method reuses the result.  One interceptor for all of them: each
+    interceptor costs every call of the server a coroutine of its own."""
+
+    def __init__(self, *wrappers: HandlerWrapper) -> None:
+        self._wrappers = wrappers
+        # method -> (the handler it was given, the wrapped one).
+        self._wrapped: dict[str, tuple[Handler, Handler]] = {}
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler | None:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        method = handler_call_details.method
+        cached = self._wrapped.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
+        wrapped = handler
+        for wrap in reversed(self._wrappers):
+            wrapped = wrap(method, wrapped)
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
+
+
+def service_of(method: str) -> str:
+    """``goti.api.v1.RefereeService`` of ``/goti.api.v1.RefereeService/Apply``."""
+    return method.lstrip("/").rpartition("/")[0]
+
+
+_RPC_TYPES: Final = {
+    (False, False): "unary",
+    (False, True): "server_stream",
+    (True, False): "client_stream",
+    (True, True): "bidi_stream",
+}
+
+
+@dataclass(slots=True)
+class _CallObserver:
+    """Records one method's calls: started when created, finished once."""
+
+    metrics: RpcMetrics
+    labels: tuple[str, str, str]
+
+    def start(self) -> float:
+        self.metrics.started.labels(*self.labels).inc()
+        return time.perf_counter()
+
+    def finish(self, started_at: float, code: grpc.StatusCode) -> None:
+        self.metrics.handled.labels(*self.labels, code.name).inc()
+        self.metrics.handling_seconds.labels(*self.labels).observe(time.perf_counter() - started_at)
+
+
+def _code_on_return(context: grpc.aio.ServicerContext[Any, Any]) -> grpc.StatusCode:
+    # A handler may set a code without raising; None means it left the default, OK.
+    code: grpc.StatusCode | None = context.code()
+    return code or grpc.StatusCode.OK
+
+
+def _code_on_error(
+    error: BaseException, context: grpc.aio.ServicerContext[Any, Any]
+) -> grpc.StatusCode:
+    if isinstance(error, grpc.aio.AbortError):
+        code: grpc.StatusCode | None = context.code()
+        return code or grpc.StatusCode.UNKNOWN
+    if isinstance(error, asyncio.CancelledError | GeneratorExit):
+        remaining = context.time_remaining()
+        if remaining is not None and remaining <= 0:
+            return grpc.StatusCode.DEADLINE_EXCEEDED
+        return grpc.StatusCode.CANCELLED
+    # gRPC answers an unhandled exception with UNKNOWN.
+    return grpc.StatusCode.UNKNOWN
+
+
+def _observe_call(
+    behavior: Callable[..., Awaitable[Any]], observer: _CallObserver
+) -> Callable[..., Awaitable[Any]]:
+    """Wrap a coroutine handler: unary responses, or streams written with context.write()."""
+
+    async def observed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        started_at = observer.start()
+        try:
+            response = await behavior(request, context)
+        except BaseException as error:
+            observer.finish(started_at, _code_on_error(error, context))
+            raise
+        observer.finish(started_at, _code_on_return(context))
+        return response
+
+    return observed
+
+
+def _observe_stream(
+    behavior: Callable[..., AsyncGenerator[Any, None]], observer: _CallObserver
+) -> Callable[..., AsyncGenerator[Any, None]]:
+    """Wrap an async-generator handler, passing each message on as it comes."""
+
+    async def observed(
+        request: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncGenerator[Any, None]:
+        started_at = observer.start()
+        code = grpc.StatusCode.UNKNOWN
+        try:
+            # aclosing: when the client goes away, the service's generator is closed now (its
+            # finally blocks run), not whenever it is garbage-collected.
+            async with contextlib.aclosing(behavior(request, context)) as stream:
+                async for message in stream:
+                    yield message
+        except BaseException as error:
+            code = _code_on_error(error, context)
+            raise
+        else:
+            code = _code_on_return(context)
+        finally:
+            observer.finish(started_at, code)
+
+    return observed
+
+
+class CallMetrics:
+    """Counts and times every call the server handles, streaming ones included."""
+
+    def __init__(self, metrics: RpcMetrics) -> None:
+        self._metrics = metrics
+
+    def wrap(self, method: str, handler: Handler) -> Handler:
+        kind = (handler.request_streaming, handler.response_streaming)
+        labels = (_RPC_TYPES[kind], service_of(method), method.rpartition("/")[2])
+        observer = _CallObserver(self._metrics, labels)
+        return rewrapped(
+            handler,
+            lambda behavior: _observe_call(behavior, observer),
+            lambda behavior: _observe_stream(behavior, observer),
+        )
