@@ -37,6 +37,22 @@ def _goti_service(name: str) -> ServiceName | None:
     return None
 
 
+def _ports(
+    name: str, settings: Settings, port: int | None, metrics_port: int | None
+) -> tuple[int, int | None]:
+    """The gRPC port and the metrics port (None: no endpoint) that :func:`serve` uses."""
+    service = _goti_service(name)
+    if service is not None:
+        port = settings.port(service) if port is None else port
+        if metrics_port is None:
+            metrics_port = settings.metrics_port(service) or None
+    elif port is None:
+        raise ValueError(
+            f"{name!r} is not a Goti service ({', '.join(SERVICE_NAMES)}): give a port"
+        )
+    return port, metrics_port
+
+
 def _event_loop_name() -> str:
     loop = asyncio.get_running_loop()
     return f"{type(loop).__module__}.{type(loop).__qualname__}"
@@ -63,16 +79,7 @@ async def serve(
     ``shutdown_pause`` seconds, then clients are sent to other replicas (see
     :meth:`RunningServer.stop`). A second signal cancels the calls still in flight at once.
     """
-    service = _goti_service(name)
-    if service is not None:
-        port = settings.port(service) if port is None else port
-        if metrics_port is None:
-            metrics_port = settings.metrics_port(service) or None
-    elif port is None:
-        raise ValueError(
-            f"{name!r} is not a Goti service ({', '.join(SERVICE_NAMES)}): give a port"
-        )
-
+    port, metrics_port = _ports(name, settings, port, metrics_port)
     loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
     running: RunningServer | None = None
