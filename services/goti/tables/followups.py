@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
 
 from goti.api.v1 import ai_pb2, game_pb2, referee_pb2, tables_pb2
 from goti.tables import events, seating
@@ -65,7 +64,7 @@ class FollowUps:
                 self.handle_due(table.table_id, follow_up.lease_until_ms, committed=table)
             )
 
-    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+    def _in_background(self, work: Coroutine[object, object, None]) -> None:
         task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
