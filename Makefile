@@ -6,7 +6,7 @@ BUF := npx --yes @bufbuild/buf@1.75.0
 # The contract as last released: make lint holds proto/ to it with buf breaking.
 RELEASED_CONTRACT := proto/released.binpb
 
-.PHONY: run test lint typecheck unit bench protos released-contract web web-check browser clean
+.PHONY: run test lint typecheck wheels unit bench protos released-contract web web-check browser clean
 
 # Running Goti needs only its own dependencies; the checks add the development tools. Each
 # install has its own stamp, so that neither passes for the other.
@@ -17,20 +17,22 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(INSTALLED): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+# Goti is two distributions (see pyproject.toml): the server needs goti-client at its own
+# version, which is the one in clients/, installed beside it.
+$(INSTALLED): pyproject.toml clients/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ./clients -e .
 	touch $@
 
 # The development install holds Goti's own install too.
-$(DEV_INSTALLED): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+$(DEV_INSTALLED): pyproject.toml clients/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ./clients -e '.[dev]'
 	touch $@ $(INSTALLED)
 
 # The whole backend on this machine (an embedded Redis unless GOTI_REDIS_URL is set).
 run: $(INSTALLED)
 	$(BIN)/goti serve
 
-test: lint typecheck web-check unit
+test: lint typecheck web-check wheels unit
 
 lint: $(DEV_INSTALLED)
 	$(BIN)/ruff check .
@@ -42,7 +44,7 @@ lint: $(DEV_INSTALLED)
 	$(BUF) breaking --against $(RELEASED_CONTRACT)
 	$(BIN)/check-jsonschema --builtin-schema vendor.compose-spec docker-compose.yml
 
-# Regenerate services/goti/api/v1 after editing proto/.
+# Regenerate clients/goti/api/v1 after editing proto/.
 protos: $(DEV_INSTALLED)
 	$(BIN)/python proto/build.py
 
@@ -53,6 +55,17 @@ released-contract:
 
 typecheck: $(DEV_INSTALLED)
 	$(BIN)/mypy
+
+# Both distributions as they would be published, sdist and wheel each (the wheel built from
+# the sdist, so that the sdist is known to hold everything), into dist/; twine checks that
+# their metadata would render on PyPI. The sdists leave egg-info in the source folders, which
+# an editable install has on sys.path (a second copy of each distribution's metadata): gone.
+wheels: $(DEV_INSTALLED)
+	rm -rf dist
+	$(BIN)/python -m build --quiet --outdir dist clients
+	$(BIN)/python -m build --quiet --outdir dist .
+	$(BIN)/twine check --strict dist/*
+	rm -rf services/goti.egg-info clients/goti_client.egg-info
 
 # The web page's Node packages, from web/package-lock.json.
 WEB_DEPS := web/node_modules/.package-lock.json
