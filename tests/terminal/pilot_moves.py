@@ -4,8 +4,8 @@ and saves an SVG screenshot beside it."""
 
 from __future__ import annotations
 
-import asyncio
 import io
+import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -27,6 +27,7 @@ WAIT_SECONDS = 30.0
 """Generous: the machine running the tests may be busy."""
 SCREEN_SIZE = (130, 44)
 SCREENSHOTS = Path(tempfile.gettempdir()) / "goti-terminal-screenshots"
+FILE_NAME_UNSAFE = re.compile(r"[^\w.]+")
 
 
 def files_in(folder: Path, player: str) -> PlayerFiles:
@@ -56,13 +57,31 @@ async def wait_until(
             app = pilot.app
             assert isinstance(app, GotiApp)
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            name = f"{what.replace(' ', '-')[:60]}-{int(time.time())}.svg"
+            name = f"{FILE_NAME_UNSAFE.sub('-', what)[:60]}-{int(time.time())}.svg"
             app.save_screenshot(name, path=str(SCREENSHOTS))
             raise AssertionError(
                 f"timed out waiting for {what}; screenshot {SCREENSHOTS / name}; the screen:\n"
                 + screen_text(app)
             )
         await pilot.pause(0.05)
+
+
+async def shows(pilot: Pilot[Any], *texts: str, without: Sequence[str] = ()) -> str:
+    """Wait until the screen shows every one of ``texts`` and none of ``without``, and return
+    it as text.  The screen draws a moment after the app's state changes (longer on a busy
+    machine), so what it shows is waited for, never read straight after a state check."""
+    app = pilot.app
+    shown = ""
+
+    def showing() -> bool:
+        nonlocal shown
+        shown = screen_text(app)
+        return all(text in shown for text in texts) and not any(text in shown for text in without)
+
+    wanted = ", ".join(repr(text) for text in texts)
+    unwanted = f" without {', '.join(repr(text) for text in without)}" if without else ""
+    await wait_until(pilot, showing, f"the screen to show {wanted}{unwanted}")
+    return shown
 
 
 async def connected(pilot: Pilot[Any]) -> GotiApp:
@@ -155,9 +174,3 @@ async def key_notation(pilot: Pilot[Any], screen: GameScreen, notation: str) -> 
     assert notation in moves, f"{notation} is not legal after {screen.state.game.moves}"
     move = moves[notation]
     await key_move(pilot, screen, move.path)
-
-
-async def settle(pilot: Pilot[Any], seconds: float = 0.1) -> None:
-    """Give the app and the servers a moment."""
-    await pilot.pause(seconds)
-    await asyncio.sleep(0)

@@ -22,6 +22,7 @@ from .pilot_moves import (
     my_turn,
     open_game,
     screen_text,
+    shows,
     wait_until,
 )
 from .running_backend import Backend
@@ -82,8 +83,11 @@ async def test_a_game_against_the_computer_by_key_presses_then_a_resignation(
             await wait_until(pilot, lambda: screen.state.game.is_over, "the resignation")
         outcome = screen.state.game.outcome
         assert outcome is not None
-        shown = screen_text(app)
-        assert any(text in shown for text in ("You won!", "You lost", "Draw:"))
+        await wait_until(
+            pilot,
+            lambda: any(text in screen_text(app) for text in ("You won!", "You lost", "Draw:")),
+            "the result on the screen",
+        )
         assert screen.state.table.status is TableStatus.FINISHED
         assert player_files.unfinished_table(backend.target) is None
         me = await app.goti.me()
@@ -152,7 +156,7 @@ async def test_a_draw_offer_the_computer_answers(
             "the computer's answer and move",
         )
         assert not screen.state.game.is_over
-        assert "The draw was declined" in screen_text(app)
+        await shows(pilot, "The draw was declined")
 
 
 async def test_the_computer_moves_first_then_a_rematch_swaps_colours(
@@ -169,7 +173,7 @@ async def test_the_computer_moves_first_then_a_rematch_swaps_colours(
         await my_turn(pilot, screen)
         await pilot.press("r", "y")
         await wait_until(pilot, lambda: screen.state.game.is_over, "the resignation")
-        assert "You lost. Black wins: resignation" in screen_text(app)
+        await shows(pilot, "You lost. Black wins: resignation")
         first_table = screen.table_id
 
         await pilot.press("m")

@@ -29,7 +29,6 @@ from .pilot_moves import (
     my_turn,
     open_game,
     screen_text,
-    settle,
     wait_until,
 )
 from .running_backend import Backend
@@ -83,10 +82,19 @@ def borders_after_devanagari(app: GotiApp, screen: Screen[Any]) -> list[str]:
     return problems
 
 
+async def laid_out_at(pilot: Pilot[Any], width: int, height: int) -> None:
+    """Wait until the screen is laid out again at the new size, before measuring it."""
+    await wait_until(
+        pilot,
+        lambda: pilot.app.screen._compositor.size == (width, height),
+        f"the layout at {width}x{height}",
+    )
+
+
 async def check_at_every_size(pilot: Pilot[Any], app: GotiApp) -> None:
     for width, height in SIZES:
         await pilot.resize_terminal(width, height)
-        await settle(pilot, 0.2)
+        await laid_out_at(pilot, width, height)
         screen = app.screen
         if isinstance(screen, GameScreen):
             assert hidden_buttons(screen) == [], f"at {width}x{height}:\n{screen_text(app)}"

@@ -21,6 +21,7 @@ from .pilot_moves import (
     my_turn,
     open_game,
     screen_text,
+    shows,
     wait_until,
 )
 from .running_backend import Backend
@@ -36,10 +37,7 @@ async def test_a_friend_joins_by_the_code_and_both_see_each_move(
         host_screen = await open_game(host_pilot, "#create-table")
         table = host_screen.state.table
         assert table.status is TableStatus.WAITING
-        shown = screen_text(host)
-        assert f"Code: {table.code}" in shown
-        assert "Waiting for an opponent" in shown
-        assert table.join_url in shown
+        await shows(host_pilot, f"Code: {table.code}", "Waiting for an opponent", table.join_url)
 
         async with guest.run_test(size=SCREEN_SIZE) as guest_pilot:
             await connected(guest_pilot)
@@ -72,7 +70,7 @@ async def test_a_friend_joins_by_the_code_and_both_see_each_move(
             await key_move(*black, (11, 15))
             await wait_until(white[0], lambda: white[1].state.game.moves == ("11-15",), "11-15")
             await my_turn(*white)
-            assert "Your move" in screen_text(white[0].app)
+            await shows(white[0], "Your move")
             await key_move(*white, (22, 18))
             await wait_until(
                 black[0], lambda: black[1].state.game.moves == ("11-15", "22-18"), "22-18"
@@ -110,7 +108,7 @@ async def test_a_table_joined_from_the_live_lobby_and_watched_by_a_third(
             await wait_until(
                 guest_pilot, lambda: [t.table_id for t in lobby.tables] == [table_id], "listed"
             )
-            assert host_screen.state.table.code in screen_text(guest)
+            await shows(guest_pilot, host_screen.state.table.code)
             lobby.query_one(DataTable).focus()
             await guest_pilot.press("enter")
             guest_screen = await game_screen(guest_pilot, table_id)

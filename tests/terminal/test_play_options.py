@@ -22,6 +22,7 @@ from .pilot_moves import (
     my_turn,
     open_game,
     screen_text,
+    shows,
     wait_until,
 )
 from .running_backend import Backend
@@ -31,14 +32,11 @@ async def test_russian_rules_in_nepali(backend: Backend, player_files: PlayerFil
     app = GotiApp(server=backend.target, files=player_files, language=Language.NEPALI)
     async with app.run_test(size=SCREEN_SIZE) as pilot:
         await connected(pilot)
-        assert "गोटी · चेकर्स" in screen_text(app)
+        await shows(pilot, "गोटी · चेकर्स")
         await pilot.click("#variant-russian")
         screen = await open_game(pilot, "#pass-and-play")
         assert screen.state.table.variant == RUSSIAN
-        await wait_until(pilot, lambda: "रुसी चेकर्स" in screen_text(app), "the Nepali header")
-        shown = screen_text(app)
-        assert "सेतोको पालो" in shown
-        assert "a      b      c" in shown
+        await shows(pilot, "रुसी चेकर्स", "सेतोको पालो", "a      b      c")
         await my_turn(pilot, screen)
         await pilot.press("d")
         await wait_until(
@@ -49,7 +47,7 @@ async def test_russian_rules_in_nepali(backend: Backend, player_files: PlayerFil
         await key_notation(pilot, screen, "c3-d4")
         await key_notation(pilot, screen, "f6-g5")
         assert screen.state.game.moves == ("c3-d4", "f6-g5")
-        assert "c3-d4" in screen_text(app)
+        await shows(pilot, "c3-d4", "f6-g5")
 
 
 async def test_a_turn_timer_counts_down_on_a_light_terminal(
@@ -77,8 +75,7 @@ async def test_a_turn_timer_counts_down_on_a_light_terminal(
                 lambda: host_screen.state.table.status is TableStatus.PLAYING,
                 "the game to start",
             )
-            await wait_until(host_pilot, lambda: "left" in screen_text(host), "the countdown")
-            assert "⏱ 0:" in screen_text(host)
+            await shows(host_pilot, "left", "⏱ 0:")
             deadline = host_screen.state.table.turn_deadline
             assert deadline is not None
             black_is_host = host_screen.state.table.role is Role.BLACK

@@ -17,6 +17,7 @@ from .pilot_moves import (
     my_turn,
     open_game,
     screen_text,
+    shows,
     wait_until,
 )
 from .running_backend import Backend
@@ -36,7 +37,7 @@ async def test_the_game_goes_on_after_the_server_drops_the_connection(
         await wait_until(pilot, lambda: "reconnecting" in screen_text(app), "reconnecting shown")
         await backend.start_tables()
         await wait_until(pilot, lambda: screen.connected, "the connection to come back")
-        assert "● connected" in screen_text(app)
+        await shows(pilot, "● connected")
 
         # The same table and position, and moves flow both ways again.
         assert screen.state.game.moves == ("11-15",)
@@ -73,7 +74,7 @@ async def test_a_restarted_client_offers_the_unfinished_game_and_resumes_it(
         assert question.question == (
             "You have an unfinished game (pass and play, at move 2). Resume it?"
         )
-        assert "unfinished game" in screen_text(again)
+        await shows(pilot, "unfinished game")
         await pilot.press("y")
         screen = await game_screen(pilot, table_id)
         assert screen.state.game.moves == ("10-14", "22-18")
@@ -109,14 +110,9 @@ async def test_an_unreachable_server_is_one_line_and_r_tries_again(
     await backend.stop_tables()
     app = GotiApp(server=backend.target, files=player_files)
     async with app.run_test(size=SCREEN_SIZE) as pilot:
-        await wait_until(
-            pilot,
-            lambda: f"Cannot reach Goti at {backend.target}" in screen_text(app),
-            "the connection failure",
-        )
-        assert "Press R to try again" in screen_text(app)
-        assert "Traceback" not in screen_text(app)
+        shown = await shows(pilot, f"Cannot reach Goti at {backend.target}", "Press R to try again")
+        assert "Traceback" not in shown
         await backend.start_tables()
         await pilot.press("r")
         await connected(pilot)
-        await wait_until(pilot, lambda: "Playing as" in screen_text(app), "the player's name")
+        await shows(pilot, "Playing as")

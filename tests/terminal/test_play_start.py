@@ -9,7 +9,7 @@ from goti_client.terminal.app import GotiApp
 from goti_client.terminal.dialogs import Question
 from goti_client.terminal.player_files import PlayerFiles
 
-from .pilot_moves import SCREEN_SIZE, connected, screen_text, wait_until
+from .pilot_moves import SCREEN_SIZE, connected, screen_text, shows, wait_until
 from .running_backend import Backend
 
 
@@ -21,7 +21,7 @@ async def test_q_asks_before_quitting_and_no_stays(
         await connected(pilot)
         await pilot.press("q")
         await wait_until(pilot, lambda: isinstance(app.screen, Question), "the quit question")
-        assert "Quit Goti?" in screen_text(app)
+        await shows(pilot, "Quit Goti?")
         await pilot.press("n")
         await wait_until(pilot, lambda: app.screen is app.start_screen, "the start screen")
         assert app.is_running

@@ -19,7 +19,15 @@ from goti_client.terminal.app import GotiApp
 from goti_client.terminal.dialogs import Question
 from goti_client.terminal.game_screen import GameScreen
 
-from .pilot_moves import SCREEN_SIZE, connected, files_in, game_screen, screen_text, wait_until
+from .pilot_moves import (
+    SCREEN_SIZE,
+    connected,
+    files_in,
+    game_screen,
+    screen_text,
+    shows,
+    wait_until,
+)
 from .running_backend import Backend
 
 
@@ -144,4 +152,4 @@ async def test_declining_to_watch_a_full_table_stays_on_the_start_screen(
             await wait_until(pilot, lambda: isinstance(app.screen, Question), "the offer")
             await pilot.press("n")
             await wait_until(pilot, lambda: app.screen is app.start_screen, "the start screen")
-            assert "That table is full" in screen_text(app)
+            await shows(pilot, "That table is full")
