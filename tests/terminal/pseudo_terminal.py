@@ -79,6 +79,12 @@ class PseudoTerminal:
         deadline = time.monotonic() + timeout
         while not ready():
             ended = self.process.poll() is not None
+            if ended:
+                # Its last output may still be on the way (or ``ready`` may be that it ended,
+                # and it did so after being asked): read all it wrote, then ask once more.
+                await asyncio.to_thread(self._reader.join, WAIT_SECONDS)
+                if ready():
+                    return
             if ended or time.monotonic() > deadline:
                 why = "the process ended" if ended else "timed out"
                 raise AssertionError(
