@@ -1,4 +1,6 @@
-"""How deep Hard sees in its 0.15 s of CPU, and how many nodes a second one core searches.
+"""How deep Hard sees in its 0.15 s of CPU, and how many nodes a second one core searches
+(or another timed level in its budget: ``--level quick``, whose answers should take about 20
+ms of CPU).
 
 The positions are those of real openings: the English 3-move ballots and the Russian opening
 table of ``bench/openings.json`` (which names their sources).  Where the side to move has a
@@ -7,14 +9,15 @@ once, and the depth of a search that had nothing to choose says nothing.  For ea
 Hard chooses a move exactly as a player gets it (``goti.ai.choose_move``) and the depth of its
 last finished iteration is recorded, with the nodes searched and the CPU time spent.
 
-Goal: a median depth of 10 plies or more in both variants.
+Goal: a median depth of 10 plies or more in both variants, for Hard.
 
     python bench/ai_depth.py                   # every opening of both variants
     python bench/ai_depth.py --openings 40 --budget 0.15 --jobs 2
+    python bench/ai_depth.py --level quick     # to bench/results/ai_depth_quick.json
 
 Searches run in ``--jobs`` processes, one per core; the budget is CPU time, so they do not
 slow each other down, but a busy machine makes the caches colder: the machine's CPU pressure
-before and after is written down.  Figures go to ``bench/results/ai_depth.json``.
+before and after is written down.  Figures go to ``bench/results/ai_depth.json`` (for Hard).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from goti.ai import Level, choose_move
+from goti.ai.levels import SETTINGS
 from goti.benchmarking import cpu_model
 from goti.rules.game import Game
 
@@ -55,15 +59,15 @@ class Measurement:
     move: str
 
 
-def measure(task: tuple[str, str, tuple[str, ...], float]) -> Measurement:
-    """Hard's search from one opening (in a worker process)."""
-    variant, opening_id, moves, budget = task
+def measure(task: tuple[str, str, tuple[str, ...], float, Level]) -> Measurement:
+    """The level's search from one opening (in a worker process)."""
+    variant, opening_id, moves, budget, level = task
     game = Game(variant)
     for text in moves:
         game.play(text)
     while not game.is_over and len(game.legal_moves) == 1:
         game.push(game.legal_moves[0])
-    result = choose_move(game.state(), Level.HARD, time_budget=budget)
+    result = choose_move(game.state(), level, time_budget=budget)
     return Measurement(
         variant=variant,
         opening_id=opening_id,
@@ -96,6 +100,7 @@ def summarize(found: Sequence[Measurement]) -> dict[str, Any]:
         "median_nodes": statistics.median(m.nodes for m in found),
         "nodes_per_second_per_core": round(statistics.median(rates)),
         "median_cpu_seconds": statistics.median(m.seconds for m in found),
+        "max_cpu_seconds": max(m.seconds for m in found),
     }
 
 
@@ -110,14 +115,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--variant", choices=["english", "russian", "both"], default="both")
     parser.add_argument("--openings", type=int, default=None, help="openings per variant")
-    parser.add_argument("--budget", type=float, default=0.15, help="CPU seconds a move")
+    timed = [level.value for level, settings in SETTINGS.items() if settings.depth is None]
+    parser.add_argument("--level", choices=timed, default=Level.HARD.value)
+    parser.add_argument(
+        "--budget", type=float, default=None, help="CPU seconds a move (the level's own)"
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--out", type=Path, default=RESULTS / "ai_depth.json")
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    level = Level(args.level)
+    if args.budget is None:
+        args.budget = SETTINGS[level].cpu_seconds
+    if args.out is None:
+        suffix = "" if level is Level.HARD else f"_{level.value}"
+        args.out = RESULTS / f"ai_depth{suffix}.json"
 
     variants = ["english", "russian"] if args.variant == "both" else [args.variant]
     tasks = [
-        (variant, str(opening["id"]), tuple(opening["moves"]), args.budget)
+        (variant, str(opening["id"]), tuple(opening["moves"]), args.budget, level)
         for variant in variants
         for opening in openings(variant, args.openings)
     ]
@@ -139,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "cpu_pressure_before": pressure_before,
             "cpu_pressure_after": _cpu_pressure(),
         },
-        "level": "hard",
+        "level": level.value,
         "budget_cpu_seconds": args.budget,
         "jobs": args.jobs,
         "goal_median_depth": GOAL_DEPTH,

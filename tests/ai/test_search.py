@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from goti.ai import Level, SearchResult, choose_move
 from goti.ai.evaluation import WIN
+from goti.ai.levels import SETTINGS
 from goti.ai.search import Searcher, SearchLimits
 from goti.rules.color import Color
 from goti.rules.game import Game, GameState, position_key
@@ -186,13 +187,15 @@ def test_a_search_over_budget_still_returns_a_legal_move() -> None:
 
 
 def test_the_budget_is_cpu_time_and_respected() -> None:
+    """The search thinks for its budget of CPU time and stops soon after it (how deep it gets
+    in that time is the machine's speed: bench/ai_depth.py measures it)."""
     game = Game("russian")
+    budget = 0.05
     started = time.thread_time()
-    result = choose_move(game.state(), Level.HARD, time_budget=0.05)
+    result = choose_move(game.state(), Level.HARD, time_budget=budget)
     spent = time.thread_time() - started
-    assert spent < 0.15
-    assert result.seconds < 0.1
-    assert result.depth >= 4
+    assert budget <= result.seconds <= spent < 4 * budget
+    assert result.depth >= 1
 
 
 def test_a_node_limit_stops_the_search() -> None:
@@ -207,7 +210,9 @@ def test_a_forced_move_comes_back_at_once() -> None:
     game = _game("W:W22:B18,1", "english")
     result = choose_move(game.state(), Level.HARD)
     assert result.notation == "22x15"
-    assert result.seconds < 0.05
+    # Only a short search, for the score: not one that thinks for the level's budget.
+    assert result.depth <= 4
+    assert result.seconds < SETTINGS[Level.HARD].cpu_seconds
 
 
 def test_results_cross_process_boundaries() -> None:
