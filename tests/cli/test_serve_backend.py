@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 import grpc
 import psutil
 import pytest
+from service_ports import service_ports
 
 from goti.api.v1 import players_pb2, players_pb2_grpc, tables_pb2, tables_pb2_grpc
 
@@ -30,23 +30,13 @@ START_SECONDS = 90.0
 STOP_SECONDS = 60.0
 
 
-def _free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
 class Backend:
     """One ``goti serve`` process."""
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
-        tables, referee, ai, web = _free_ports(4)
+        # Not ports the embedded Redis, which asks the OS for one, could be given.
+        tables, referee, ai, web = service_ports(4)
         self.tables_target = f"localhost:{tables}"
         self.environment = {
             **{k: v for k, v in os.environ.items() if not k.startswith("GOTI_")},

@@ -13,9 +13,9 @@ import urllib.request
 from pathlib import Path
 
 import psutil
+from service_ports import service_ports
 
 from goti.backend import backend_settings, child_environment, page_address
-from goti.redis_server import free_port
 from goti.settings import Settings
 
 START_SECONDS = 90.0
@@ -60,7 +60,8 @@ def _post_json(url: str, body: dict[str, object], token: str = "") -> dict[str, 
 
 
 def test_goti_serve_prints_and_serves_the_page(tmp_path: Path) -> None:
-    tables, referee, ai, web = (free_port() for _ in range(4))
+    # Not ports the embedded Redis, which asks the OS for one, could be given.
+    tables, referee, ai, web = service_ports(4)
     environment = {
         **{k: v for k, v in os.environ.items() if not k.startswith("GOTI_")},
         "GOTI_TABLES_PORT": str(tables),
