@@ -14,10 +14,10 @@ import pytest
 import pytest_asyncio
 from in_process_backend import NO_RATE_LIMITS, SETTINGS, TablesWiring, referee_server
 from redis.asyncio import Redis
+from service_ports import service_ports
 
 import goti_client
 from goti import serving
-from goti.redis_server import free_port
 from goti.settings import Settings
 from goti.tables.options import TablesOptions
 from goti.tables.runtime import TablesRuntime
@@ -51,7 +51,8 @@ async def referee_target(settings: Settings) -> AsyncIterator[str]:
 async def ai_target() -> AsyncIterator[str]:
     """Where the tables service finds the computer player: by default a port nobody answers
     on (people's tables never ask it); tests of computer tables start the real one."""
-    yield f"127.0.0.1:{free_port()}"
+    [port] = service_ports(1)
+    yield f"127.0.0.1:{port}"
 
 
 @dataclass

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from redis.asyncio import Redis
+from service_ports import service_ports
 from tcp_proxy import TcpProxy
 
 import goti_client
 from goti.healthcheck import wait_until_serving
-from goti.redis_server import free_port
 from goti.rules import Color, Move
 from goti_client import (
     GameOver,
@@ -98,8 +98,8 @@ def replica_processes(
         "GOTI_LOG_FORMAT": "json",
     }
     replicas = [
-        ReplicaProcess(free_port(), tmp_path / f"tables-{index}.log", environment)
-        for index in range(2)
+        ReplicaProcess(port, tmp_path / f"tables-{index}.log", environment)
+        for index, port in enumerate(service_ports(2))
     ]
     try:
         yield replicas

@@ -8,7 +8,6 @@ import asyncio
 import os
 import random
 import signal
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -17,6 +16,7 @@ from contextlib import asynccontextmanager
 import grpc
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2
+from service_ports import service_ports
 from serving.logging_process import LoggingProcess
 
 from goti import healthcheck, serving
@@ -59,11 +59,9 @@ async def referee_process(
 
 def free_port() -> int:
     """A port nothing listens on now (``python -m goti.referee`` takes its port from the
-    environment, where 0 is not allowed)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+    environment, where 0 is not allowed), and none the OS hands out for port 0 meanwhile."""
+    [port] = service_ports(1)
+    return port
 
 
 async def reflected_services(target: str) -> set[str]:

@@ -14,10 +14,10 @@ from pathlib import Path
 import grpc
 import pytest
 from redis.asyncio import Redis
+from service_ports import service_ports
 
 from goti import serving
 from goti.api.v1 import tables_pb2
-from goti.redis_server import free_port
 from goti.settings import Settings
 
 from .conftest import StartReplica
@@ -112,13 +112,14 @@ def replica_processes(
     ``python -m goti.tables``, one as ``goti serve tables --port N``."""
     started: list[tuple[subprocess.Popen[bytes], str]] = []
     logs = [tmp_path / f"tables-{index}.log" for index in range(2)]
-    for index in range(2):
-        port = free_port()
+    # The second port in the environment, which --port overrides.
+    *ports, overridden = service_ports(3)
+    for index, port in enumerate(ports):
         inherited = {name: value for name, value in os.environ.items() if "GOTI_" not in name}
         environment = {
             **inherited,
             "GOTI_HOST": "127.0.0.1",
-            "GOTI_TABLES_PORT": str(port if index == 0 else free_port()),
+            "GOTI_TABLES_PORT": str(port if index == 0 else overridden),
             "GOTI_REDIS_URL": redis_url,
             "GOTI_REFEREE_TARGET": referee_target,
             "GOTI_AI_TARGET": ai_target,

@@ -22,8 +22,8 @@ import pytest
 import pytest_asyncio
 from in_process_backend import NO_RATE_LIMITS, SETTINGS, search_processes, start_peers
 from redis.asyncio import Redis
+from service_ports import service_ports
 
-from goti.redis_server import free_port
 from goti.tables.runtime import TablesRuntime
 from goti.web.server import WebServer, start_web_server
 
@@ -75,7 +75,7 @@ class WebBackend:
 
 @pytest_asyncio.fixture
 async def web_backend(redis_url: str, redis: Redis, tmp_path: Path) -> AsyncIterator[WebBackend]:
-    web_port = free_port()
+    [web_port] = service_ports(1)
     url = f"http://127.0.0.1:{web_port}/"
     options = replace(
         NO_RATE_LIMITS,

@@ -28,10 +28,10 @@ from connectrpc.client import ConnectClient
 from connectrpc.compat import google_protobuf_binary_codec
 from connectrpc.protocol import ProtocolType
 from redis.asyncio import Redis
+from service_ports import service_ports
 
 from goti.api.v1 import players_pb2, players_pb2_grpc, tables_pb2, tables_pb2_grpc
 from goti.healthcheck import wait_until_serving
-from goti.redis_server import free_port
 from goti.tables.servicer import TABLES_SERVICE
 from goti.web.adapter import method_info
 
@@ -58,7 +58,7 @@ class Backend:
 
 @pytest.fixture
 async def backend(redis_url: str, redis: Redis) -> AsyncIterator[Backend]:
-    tables_port, referee_port, web_port = free_port(), free_port(), free_port()
+    tables_port, referee_port, web_port, ai_port = service_ports(4)
     environment = {
         **{key: value for key, value in os.environ.items() if not key.startswith("GOTI_")},
         "GOTI_REDIS_URL": redis_url,
@@ -67,7 +67,7 @@ async def backend(redis_url: str, redis: Redis) -> AsyncIterator[Backend]:
         "GOTI_REFEREE_PORT": str(referee_port),
         "GOTI_WEB_PORT": str(web_port),
         "GOTI_REFEREE_TARGET": f"127.0.0.1:{referee_port}",
-        "GOTI_AI_TARGET": f"127.0.0.1:{free_port()}",
+        "GOTI_AI_TARGET": f"127.0.0.1:{ai_port}",
         "GOTI_HEARTBEAT_SECONDS": "3600",
         "GOTI_TABLES_PER_MINUTE": "0",
         "GOTI_GUESTS_PER_MINUTE": "0",

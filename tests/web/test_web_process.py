@@ -17,10 +17,10 @@ from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from connectrpc.protocol import ProtocolType
 from redis.asyncio import Redis
+from service_ports import service_ports
 
 from goti.api.v1 import tables_pb2
 from goti.healthcheck import wait_until_serving
-from goti.redis_server import free_port
 from goti.tables.servicer import TABLES_SERVICE
 from goti.web.adapter import method_info
 
@@ -34,7 +34,7 @@ PATIENCE = 60.0
 async def tables_process(
     redis_url: str, redis: Redis
 ) -> AsyncIterator[tuple[asyncio.subprocess.Process, int, int, int]]:
-    grpc_port, web_port, metrics_port = free_port(), free_port(), free_port()
+    grpc_port, web_port, metrics_port, referee_port, ai_port = service_ports(5)
     environment = {
         **{key: value for key, value in os.environ.items() if not key.startswith("GOTI_")},
         "GOTI_REDIS_URL": redis_url,
@@ -42,8 +42,8 @@ async def tables_process(
         "GOTI_TABLES_PORT": str(grpc_port),
         "GOTI_WEB_PORT": str(web_port),
         "GOTI_TABLES_METRICS_PORT": str(metrics_port),
-        "GOTI_REFEREE_TARGET": f"127.0.0.1:{free_port()}",
-        "GOTI_AI_TARGET": f"127.0.0.1:{free_port()}",
+        "GOTI_REFEREE_TARGET": f"127.0.0.1:{referee_port}",
+        "GOTI_AI_TARGET": f"127.0.0.1:{ai_port}",
         "GOTI_GRACE_SECONDS": "2",
         "GOTI_HEARTBEAT_SECONDS": "1",
         "GOTI_LOG_FORMAT": "json",
