@@ -13,6 +13,21 @@ export async function signedIn(page) {
   await page.waitForSelector('main[data-view="start"] #streaks');
 }
 
+/** Two signed-in players on the start screen at ``url``, ``first`` and ``second`` by role. */
+export async function twoPlayers(url, newPlayer, first = "host", second = "guest") {
+  const pages = [await newPlayer(first), await newPlayer(second)];
+  for (const page of pages) await page.goto(url);
+  for (const page of pages) await signedIn(page);
+  return pages;
+}
+
+/** ``host`` creates a table for a person and waits for someone to join; its code. */
+export async function openTable(host) {
+  await host.click("#create-table");
+  await host.waitForSelector(`${TABLE}[data-status="waiting"]`);
+  return (await host.textContent("#table-code")).trim();
+}
+
 export async function tableAttribute(page, name) {
   return page.locator(TABLE).getAttribute(`data-${name}`);
 }

@@ -6,18 +6,11 @@
 // rematch and meet at its table with colours swapped.
 
 import assert from "node:assert/strict";
-import { playAnyMove, serverTable, signedIn, TABLE, tableAttribute, waitForPlies } from "../table.mjs";
+import { openTable, playAnyMove, serverTable, TABLE, tableAttribute, twoPlayers, waitForPlies } from "../table.mjs";
 
 export async function run({ url, newPlayer }) {
-  const host = await newPlayer("host");
-  const guest = await newPlayer("guest");
-  await host.goto(url);
-  await guest.goto(url);
-  await signedIn(host);
-  await signedIn(guest);
-  await host.click("#create-table");
-  await host.waitForSelector(`${TABLE}[data-status="waiting"]`);
-  const code = (await host.textContent("#table-code")).trim();
+  const [host, guest] = await twoPlayers(url, newPlayer);
+  const code = await openTable(host);
   // Typed as a person would, in lower case with a dash.
   await guest.fill("#join-code", `${code.slice(0, 3)}-${code.slice(3)}`.toLowerCase());
   await guest.click("#join");

@@ -3,23 +3,16 @@
 // stream, with no reload, for several moves each.
 
 import assert from "node:assert/strict";
-import { playAnyMove, serverTable, shownMoves, signedIn, TABLE, tableAttribute, waitForPlies } from "../table.mjs";
+import { openTable, playAnyMove, serverTable, shownMoves, TABLE, tableAttribute, twoPlayers, waitForPlies } from "../table.mjs";
 
 export async function run({ url, newPlayer, parameters }) {
   const plyCount = parameters.plies ?? 4;
-  const host = await newPlayer("host");
-  const joiner = await newPlayer("joiner");
-  await host.goto(url);
-  await joiner.goto(url);
-  await signedIn(host);
-  await signedIn(joiner);
+  const [host, joiner] = await twoPlayers(url, newPlayer, "host", "joiner");
 
   await joiner.click("#lobby");
   await joiner.waitForSelector('main[data-view="lobby"][data-connected="true"]');
   await host.check("#public");
-  await host.click("#create-table");
-  await host.waitForSelector(`${TABLE}[data-status="waiting"]`);
-  const code = (await host.textContent("#table-code")).trim();
+  const code = await openTable(host);
   await joiner.click(`tr[data-code="${code}"] button`);
   await joiner.waitForSelector(`${TABLE}[data-status="playing"]`);
   await host.waitForSelector(`${TABLE}[data-status="playing"]`);

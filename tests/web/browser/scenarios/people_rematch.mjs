@@ -2,7 +2,7 @@
 // there reaches the other person's page on its stream, and the answer comes back the same way.
 
 import assert from "node:assert/strict";
-import { playAnyMove, serverTable, shownMoves, signedIn, TABLE, tableAttribute, waitForPlies } from "../table.mjs";
+import { openTable, playAnyMove, serverTable, shownMoves, TABLE, tableAttribute, twoPlayers, waitForPlies } from "../table.mjs";
 
 async function onNewTable(page, oldId) {
   await page.waitForFunction(
@@ -15,14 +15,8 @@ async function onNewTable(page, oldId) {
 }
 
 export async function run({ url, newPlayer }) {
-  const host = await newPlayer("host");
-  const guest = await newPlayer("guest");
-  await host.goto(url);
-  await guest.goto(url);
-  await signedIn(host);
-  await signedIn(guest);
-  await host.click("#create-table");
-  await host.waitForSelector(`${TABLE}[data-status="waiting"]`);
+  const [host, guest] = await twoPlayers(url, newPlayer);
+  await openTable(host);
   await guest.goto(await host.getAttribute("#join-link", "href"));
   await guest.waitForSelector(`${TABLE}[data-status="playing"]`);
   await host.waitForSelector(`${TABLE}[data-status="playing"]`);

@@ -5,7 +5,7 @@
 // then the next move as it is played.
 
 import assert from "node:assert/strict";
-import { playAnyMove, serverTable, shownMoves, signedIn, TABLE, tableAttribute, waitForPlies } from "../table.mjs";
+import { openTable, playAnyMove, serverTable, shownMoves, signedIn, TABLE, tableAttribute, twoPlayers, waitForPlies } from "../table.mjs";
 
 async function watching(page, tableId) {
   await page.waitForSelector(`${TABLE}[data-role="spectator"][data-table-id="${tableId}"]`);
@@ -14,15 +14,8 @@ async function watching(page, tableId) {
 }
 
 export async function run({ url, newPlayer }) {
-  const host = await newPlayer("host");
-  const guest = await newPlayer("guest");
-  await host.goto(url);
-  await guest.goto(url);
-  await signedIn(host);
-  await signedIn(guest);
-  await host.click("#create-table");
-  await host.waitForSelector(`${TABLE}[data-status="waiting"]`);
-  const code = (await host.textContent("#table-code")).trim();
+  const [host, guest] = await twoPlayers(url, newPlayer);
+  const code = await openTable(host);
   const link = await host.getAttribute("#join-link", "href");
   await guest.goto(link);
   await guest.waitForSelector(`${TABLE}[data-status="playing"]`);
