@@ -90,7 +90,7 @@ async def test_a_command_that_never_gets_a_reply_is_tried_until_its_deadline(
     # machine room: its tries are slower, so fewer, and its giving up later.
     assert DEADLINE_SECONDS / 2 < took <= DEADLINE_SECONDS + GIVING_UP_SLACK_SECONDS
     tries = [tables_pb2.PlayRequest.FromString(raw) for raw in relay.requests[PLAY]]
-    assert len(tries) >= 3
+    assert len(tries) >= 2
     assert len({attempt.request_id for attempt in tries}) == 1
     # The first try was played; the retries only read its stored result.
     table = await game.bob.get_table(game.table_id)

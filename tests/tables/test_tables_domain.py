@@ -9,9 +9,11 @@ import importlib
 
 import pytest
 
-from goti.api.v1 import game_pb2, players_pb2, tables_pb2
+from goti.api.v1 import game_pb2, tables_pb2
 from goti.tables import background, events, seating, validation
 from goti.tables.refusals import CallRefusedError
+
+from .table_records import anns_table
 
 WHITE, BLACK = game_pb2.COLOR_WHITE, game_pb2.COLOR_BLACK
 
@@ -51,21 +53,8 @@ def test_the_starting_colour_and_who_takes_it() -> None:
     assert drawn == {WHITE, BLACK}
 
 
-def _table(opponent: tables_pb2.Opponent.ValueType) -> tables_pb2.Table:
-    return seating.new_table(
-        creator=tables_pb2.Seat(player=players_pb2.Player(player_id="ann", display_name="Ann")),
-        creator_color=WHITE,
-        variant=game_pb2.VARIANT_ENGLISH,
-        opponent=opponent,
-        visibility=tables_pb2.VISIBILITY_PUBLIC,
-        turn_timer_seconds=0,
-        code="K7QX2M",
-        created_ms=1_000,
-    )
-
-
 def test_seats_and_roles_for_each_opponent() -> None:
-    waiting = _table(tables_pb2.OPPONENT_HUMAN)
+    waiting = anns_table(tables_pb2.OPPONENT_HUMAN)
     assert waiting.status == tables_pb2.TABLE_STATUS_WAITING and seating.is_listed(waiting)
     assert seating.open_color(waiting) == BLACK
     assert seating.role_of(waiting, "ann") == tables_pb2.ROLE_WHITE
@@ -74,11 +63,11 @@ def test_seats_and_roles_for_each_opponent() -> None:
     listing = events.lobby_table("t1", waiting)
     assert (listing.host.display_name, listing.open_color, listing.code) == ("Ann", BLACK, "K7QX2M")
 
-    both = _table(tables_pb2.OPPONENT_PASS_AND_PLAY)
+    both = anns_table(tables_pb2.OPPONENT_PASS_AND_PLAY)
     assert both.status == tables_pb2.TABLE_STATUS_PLAYING and not seating.is_listed(both)
     assert seating.role_of(both, "ann") == tables_pb2.ROLE_BOTH
 
-    computer = _table(tables_pb2.OPPONENT_COMPUTER_NORMAL)
+    computer = anns_table(tables_pb2.OPPONENT_COMPUTER_NORMAL)
     assert seating.computer_color(computer) == BLACK
     assert computer.black.player.display_name == "Computer (Normal)"
     # Nobody holds the computer's seat, not even a player with its empty id.

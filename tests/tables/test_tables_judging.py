@@ -5,26 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from goti.api.v1 import game_pb2, players_pb2, referee_pb2, tables_pb2
+from goti.api.v1 import game_pb2, referee_pb2, tables_pb2
 from goti.tables import commands, seating
 from goti.tables.loading import LoadedTable
 from goti.tables.refusals import CallRefusedError
 
+from .table_records import anns_table
+
 WHITE, BLACK = game_pb2.COLOR_WHITE, game_pb2.COLOR_BLACK
 UNSPECIFIED = game_pb2.COLOR_UNSPECIFIED
-
-
-def _table(opponent: tables_pb2.Opponent.ValueType) -> tables_pb2.Table:
-    return seating.new_table(
-        creator=tables_pb2.Seat(player=players_pb2.Player(player_id="ann", display_name="Ann")),
-        creator_color=WHITE,
-        variant=game_pb2.VARIANT_ENGLISH,
-        opponent=opponent,
-        visibility=tables_pb2.VISIBILITY_PUBLIC,
-        turn_timer_seconds=0,
-        code="K7QX2M",
-        created_ms=1_000,
-    )
 
 
 def _loaded(record: tables_pb2.Table, to_move: game_pb2.Color.ValueType) -> LoadedTable:
@@ -37,7 +26,7 @@ def _reason(refused: pytest.ExceptionInfo[CallRefusedError]) -> str:
 
 
 def test_a_move_asks_the_referee_for_the_callers_side_by_path_or_notation() -> None:
-    loaded = _loaded(_table(tables_pb2.OPPONENT_COMPUTER_NORMAL), WHITE)
+    loaded = _loaded(anns_table(tables_pb2.OPPONENT_COMPUTER_NORMAL), WHITE)
     by_path = commands.judge(commands.Move(UNSPECIFIED, (11, 15)), loaded, [WHITE])
     assert by_path.side == WHITE and list(by_path.move_path.squares) == [11, 15]
     assert by_path.WhichOneof("action") == "move_path"
@@ -47,7 +36,7 @@ def test_a_move_asks_the_referee_for_the_callers_side_by_path_or_notation() -> N
 
 
 def test_a_move_out_of_turn_or_for_another_seat_is_refused() -> None:
-    loaded = _loaded(_table(tables_pb2.OPPONENT_COMPUTER_NORMAL), BLACK)
+    loaded = _loaded(anns_table(tables_pb2.OPPONENT_COMPUTER_NORMAL), BLACK)
     with pytest.raises(CallRefusedError) as refused:
         commands.judge(commands.Move(UNSPECIFIED, (11, 15)), loaded, [WHITE])
     assert _reason(refused) == "NOT_YOUR_TURN"
@@ -57,18 +46,18 @@ def test_a_move_out_of_turn_or_for_another_seat_is_refused() -> None:
 
 
 def test_a_game_action_goes_to_the_referee_whoever_is_to_move() -> None:
-    loaded = _loaded(_table(tables_pb2.OPPONENT_COMPUTER_NORMAL), BLACK)
+    loaded = _loaded(anns_table(tables_pb2.OPPONENT_COMPUTER_NORMAL), BLACK)
     offer = commands.GameAction(UNSPECIFIED, referee_pb2.GAME_ACTION_OFFER_DRAW)
     asked = commands.judge(offer, loaded, [WHITE])
     assert (asked.side, asked.game_action) == (WHITE, referee_pb2.GAME_ACTION_OFFER_DRAW)
 
 
 def test_moves_are_taken_back_only_against_the_computer_and_during_the_game() -> None:
-    between_people = _loaded(_table(tables_pb2.OPPONENT_PASS_AND_PLAY), WHITE)
+    between_people = _loaded(anns_table(tables_pb2.OPPONENT_PASS_AND_PLAY), WHITE)
     with pytest.raises(CallRefusedError) as refused:
         commands.judge(commands.TakeBack(), between_people, [WHITE, BLACK])
     assert _reason(refused) == "TAKE_BACK_NOT_ALLOWED"
-    against_computer = _table(tables_pb2.OPPONENT_COMPUTER_EASY)
+    against_computer = anns_table(tables_pb2.OPPONENT_COMPUTER_EASY)
     asked = commands.judge(commands.TakeBack(), _loaded(against_computer, BLACK), [WHITE])
     assert (asked.side, asked.game_action) == (WHITE, referee_pb2.GAME_ACTION_TAKE_BACK)
     against_computer.status = tables_pb2.TABLE_STATUS_FINISHED
@@ -77,7 +66,7 @@ def test_moves_are_taken_back_only_against_the_computer_and_during_the_game() ->
 
 
 def test_what_a_rematch_request_does() -> None:
-    people = _table(tables_pb2.OPPONENT_HUMAN)
+    people = anns_table(tables_pb2.OPPONENT_HUMAN)
     seating.seat(people, BLACK).player.player_id = "bob"
     people.status = tables_pb2.TABLE_STATUS_PLAYING
     with pytest.raises(CallRefusedError) as refused:
@@ -91,9 +80,9 @@ def test_what_a_rematch_request_does() -> None:
     people.rematch_table_id = "t2"
     assert commands.judge_rematch(people, [BLACK]) is commands.RematchStep.SHOW
 
-    computer = _table(tables_pb2.OPPONENT_COMPUTER_HARD)
+    computer = anns_table(tables_pb2.OPPONENT_COMPUTER_HARD)
     computer.status = tables_pb2.TABLE_STATUS_FINISHED
     assert commands.judge_rematch(computer, [WHITE]) is commands.RematchStep.START
-    both = _table(tables_pb2.OPPONENT_PASS_AND_PLAY)
+    both = anns_table(tables_pb2.OPPONENT_PASS_AND_PLAY)
     both.status = tables_pb2.TABLE_STATUS_FINISHED
     assert commands.judge_rematch(both, [WHITE, BLACK]) is commands.RematchStep.START
