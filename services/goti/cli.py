@@ -239,15 +239,13 @@ def _run_engine(args: argparse.Namespace) -> int:
     return engine.main()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``goti`` argument parser with every subcommand."""
-    parser = _Parser(prog="goti", description="Goti: checkers tables, rules and engine.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def _add_variant(parser: argparse.ArgumentParser, help_line: str = "english or russian") -> None:
+    parser.add_argument("--variant", type=_variant, default="english", help=help_line)
 
+
+def _add_perft(commands: argparse._SubParsersAction[_Parser]) -> None:
     perft_parser = commands.add_parser("perft", help="count the move tree to a depth")
-    perft_parser.add_argument(
-        "--variant", type=_variant, default="english", help="english or russian"
-    )
+    _add_variant(perft_parser)
     perft_parser.add_argument("--fen", help="start from this PDN FEN (default: the start position)")
     perft_parser.add_argument("--depth", type=_depth, required=True, help="plies to count")
     perft_parser.add_argument(
@@ -257,21 +255,23 @@ def build_parser() -> argparse.ArgumentParser:
     perft_parser.add_argument("--json", action="store_true", help="print one JSON object")
     perft_parser.set_defaults(run=_run_perft)
 
+
+def _add_moves(commands: argparse._SubParsersAction[_Parser]) -> None:
     moves_parser = commands.add_parser("moves", help="list the legal moves of a position")
-    moves_parser.add_argument(
-        "--variant", type=_variant, default="english", help="english or russian"
-    )
+    _add_variant(moves_parser)
     moves_parser.add_argument("--fen", required=True, help="the position, as PDN FEN")
     moves_parser.add_argument("--json", action="store_true", help="print one JSON object")
     moves_parser.set_defaults(run=_run_moves)
 
+
+def _add_demo(commands: argparse._SubParsersAction[_Parser]) -> None:
     demo_parser = commands.add_parser("demo", help="play a short demonstration game")
-    demo_parser.add_argument(
-        "--variant", type=_variant, default="english", help="english or russian"
-    )
+    _add_variant(demo_parser)
     demo_parser.add_argument("--plies", type=_depth, default=200, help="stop after this many plies")
     demo_parser.set_defaults(run=_run_demo)
 
+
+def _add_engine(commands: argparse._SubParsersAction[_Parser]) -> None:
     engine_parser = commands.add_parser(
         "engine",
         help="answer positions on stdin with moves, one line each (the engine line protocol)",
@@ -281,6 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     engine_parser.set_defaults(run=_run_engine)
 
+
+def _add_serve(commands: argparse._SubParsersAction[_Parser]) -> None:
     serve_parser = commands.add_parser(
         "serve",
         help="run Goti (all of it, or one service) until Ctrl-C or SIGTERM",
@@ -308,6 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve_parser.set_defaults(run=_run_serve)
 
+
+def _add_play(commands: argparse._SubParsersAction[_Parser]) -> None:
     play_parser = commands.add_parser(
         "play",
         help="play checkers in this terminal",
@@ -323,9 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["en", "ne"],
         help="English or Nepali (default: from LC_ALL, LC_MESSAGES or LANG)",
     )
-    play_parser.add_argument(
-        "--variant", type=_variant, default="english", help="english (default) or russian"
-    )
+    _add_variant(play_parser, help_line="english (default) or russian")
     play_parser.add_argument(
         "--theme",
         choices=["auto", "light", "dark"],
@@ -333,6 +335,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="colours for a light or dark terminal (default: ask the terminal)",
     )
     play_parser.set_defaults(run=_run_play)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``goti`` argument parser with every subcommand."""
+    parser = _Parser(prog="goti", description="Goti: checkers tables, rules and engine.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    # In the order ``goti --help`` lists them.
+    for add_subcommand in (_add_perft, _add_moves, _add_demo, _add_engine, _add_serve, _add_play):
+        add_subcommand(commands)
     return parser
 
 
