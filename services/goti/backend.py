@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import TextIO
@@ -141,6 +141,106 @@ def _data_folder(settings: Settings) -> Path:
     return Path(os.path.expanduser(settings.data_dir)) / "redis"
 
 
+class _StopSignals:
+    """Ctrl-C, SIGTERM and SIGHUP, caught while the backend runs: each asks it to stop, in
+    order, and the handlers from before come back on the way out."""
+
+    # The services and Redis have sessions of their own, out of the terminal's reach: a
+    # closed terminal too must stop them, in order, rather than leave them running.
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: dict[int, signal.Handlers | Callable[..., object] | int | None] = {}
+
+    def _request(self, signum: int, frame: FrameType | None) -> None:
+        self.requested = True
+
+    def __enter__(self) -> _StopSignals:
+        self._previous = {signum: signal.signal(signum, self._request) for signum in self.SIGNALS}
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+
+@dataclass(slots=True)
+class _Running:
+    """What this backend has started so far, so that however it ends, all of that stops."""
+
+    redis: RedisServer | None = None
+    services: list[ServiceProcess] = field(default_factory=list)
+
+
+def _start_redis(settings: Settings, running: _Running, out: TextIO) -> str:
+    """Start the embedded Redis, with its data in the data folder; returns its URL."""
+    folder = _data_folder(settings)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        # Kept before it starts: a start that fails halfway still leaves a server to stop.
+        running.redis = redis = RedisServer(folder, persistent=True)
+        redis.start()
+    except RedisServerError as error:
+        raise BackendError(str(error)) from error
+    print(f"Redis {'.'.join(map(str, redis.version()))} at {redis.url}, data in {folder}", file=out)
+    return redis.url
+
+
+def _start_services(
+    settings: Settings, environment: Mapping[str, str], services: list[ServiceProcess]
+) -> None:
+    """Start the services, each kept in ``services`` as it starts; the tables service comes
+    last, as it calls the other two."""
+    for name, port in (
+        ("referee", settings.referee_port),
+        ("ai", settings.ai_port),
+        ("tables", settings.tables_port),
+    ):
+        services.append(_start_service(name, environment, port))
+
+
+def _announce(settings: Settings, tables: str, out: TextIO) -> None:
+    """Say where clients connect: the tables service, and the web page if it is on."""
+    page = page_address(settings.web_port)
+    browser = f"  Play in a browser:   {page}\n" if page is not None else ""
+    print(
+        f"Goti is running. Clients connect to {tables} (gRPC).\n"
+        f"{browser}"
+        f"  Play in a terminal:  goti play --server {tables}\n"
+        "  Stop:                Ctrl-C",
+        file=out,
+        flush=True,
+    )
+
+
+def _serve_until_stopped(
+    services: Sequence[ServiceProcess], stop: _StopSignals, out: TextIO
+) -> int:
+    """Wait for a stop signal, or a service that exits by itself; returns the exit status."""
+    while not stop.requested:
+        for service in services:
+            if service.process.poll() is not None:
+                print(
+                    f"the {service.name} service exited with status "
+                    f"{service.process.returncode}; stopping Goti",
+                    file=out,
+                    flush=True,
+                )
+                return 1
+        time.sleep(POLL_SECONDS)
+    return 0
+
+
+def _stop_all(running: _Running, grace_seconds: float) -> None:
+    """Stop the services, the last started first (tables, then AI, then referee), then
+    Redis, which they need until they have drained."""
+    for service in reversed(running.services):
+        _stop(service, grace_seconds)
+    if running.redis is not None:
+        running.redis.stop()
+
+
 def run_backend(
     settings: Settings,
     *,
@@ -153,79 +253,25 @@ def run_backend(
     ``settings`` come from :func:`backend_settings`; the services get ``environment``
     (``os.environ`` unless given) with those settings on top.
     """
-    stopping = False
-
-    def request_stop(signum: int, frame: FrameType | None) -> None:
-        nonlocal stopping
-        stopping = True
-
-    # The services and Redis have sessions of their own, out of the terminal's reach: a
-    # closed terminal too must stop them, in order, rather than leave them running.
-    stop_signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {signum: signal.signal(signum, request_stop) for signum in stop_signals}
-    redis: RedisServer | None = None
-    services: list[ServiceProcess] = []
+    running = _Running()
     status = 0
-    try:
-        redis_url = settings.redis_url
-        if not redis_url:
-            folder = _data_folder(settings)
-            folder.mkdir(parents=True, exist_ok=True)
-            try:
-                redis = RedisServer(folder, persistent=True)
-                redis.start()
-            except RedisServerError as error:
-                raise BackendError(str(error)) from error
-            redis_url = redis.url
-            print(
-                f"Redis {'.'.join(map(str, redis.version()))} at {redis_url}, data in {folder}",
-                file=out,
+    with _StopSignals() as stop:
+        try:
+            redis_url = settings.redis_url or _start_redis(settings, running, out)
+            base = os.environ if environment is None else environment
+            _start_services(
+                settings, child_environment(settings, redis_url, base), running.services
             )
-        base = os.environ if environment is None else environment
-        child_env = child_environment(settings, redis_url, base)
-        for name, port in (
-            ("referee", settings.referee_port),
-            ("ai", settings.ai_port),
-            ("tables", settings.tables_port),
-        ):
-            services.append(_start_service(name, child_env, port))
-        _wait_healthy(services)
-        tables = services[-1].target
-        page = page_address(settings.web_port)
-        browser = f"  Play in a browser:   {page}\n" if page is not None else ""
-        print(
-            f"Goti is running. Clients connect to {tables} (gRPC).\n"
-            f"{browser}"
-            f"  Play in a terminal:  goti play --server {tables}\n"
-            "  Stop:                Ctrl-C",
-            file=out,
-            flush=True,
-        )
-        if started is not None:
-            started()
-        while not stopping:
-            for service in services:
-                if service.process.poll() is not None:
-                    print(
-                        f"the {service.name} service exited with status "
-                        f"{service.process.returncode}; stopping Goti",
-                        file=out,
-                        flush=True,
-                    )
-                    status = 1
-                    stopping = True
-                    break
-            time.sleep(POLL_SECONDS)
-    except BackendError as error:
-        print(f"goti: error: {error}", file=sys.stderr, flush=True)
-        status = 1
-    finally:
-        for service in reversed(services):
-            _stop(service, settings.grace_seconds)
-        if redis is not None:
-            redis.stop()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            _wait_healthy(running.services)
+            _announce(settings, running.services[-1].target, out)
+            if started is not None:
+                started()
+            status = _serve_until_stopped(running.services, stop, out)
+        except BackendError as error:
+            print(f"goti: error: {error}", file=sys.stderr, flush=True)
+            status = 1
+        finally:
+            _stop_all(running, settings.grace_seconds)
     if status == 0:
         print("Goti stopped.", file=out, flush=True)
     return status
