@@ -20,7 +20,7 @@ from goti.tables.followups import FollowUps
 from goti.tables.loading import LoadedTable, SeatedTable, TableReader
 from goti.tables.peer_errors import peer_refusals, peer_unavailable
 from goti.tables.peers import PeerUnavailableError, Referee
-from goti.tables.players import RATE_WINDOW_MS, Players
+from goti.tables.players import Players, enforce_rate_limit
 from goti.tables.recent import RecentTables
 from goti.tables.refusals import CallRefusedError
 from goti.tables.store import LobbyUpdate, StaleSeqError, TableExistsError, TableStore
@@ -245,7 +245,9 @@ class TableOpener:
             if player_id is None
             else keys.rate_limit(player_id, "find")
         )
-        await self._hit_rate_limit(counter, "lookup", self._options.joins_per_minute)
+        await enforce_rate_limit(
+            self._store, counter, self._options.joins_per_minute, "too many lookups in a minute"
+        )
         return await self._table_for_code(code)
 
     async def _table_for_code(self, code: str) -> str:
@@ -259,18 +261,12 @@ class TableOpener:
         return table_id
 
     async def _rate_limit(self, player_id: str, action: str, per_minute: int) -> None:
-        await self._hit_rate_limit(keys.rate_limit(player_id, action), action, per_minute)
-
-    async def _hit_rate_limit(self, counter: str, action: str, per_minute: int) -> None:
-        if not per_minute:
-            return
-        wait_ms = await self._store.hit_rate_limit(counter, per_minute, RATE_WINDOW_MS)
-        if wait_ms:
-            raise CallRefusedError.of(
-                errors_pb2.ERROR_REASON_RATE_LIMITED,
-                f"too many {action}s in a minute; wait before trying again",
-                retryAfterMs=wait_ms,
-            )
+        await enforce_rate_limit(
+            self._store,
+            keys.rate_limit(player_id, action),
+            per_minute,
+            f"too many {action}s in a minute",
+        )
 
 
 def _creation_digest(fingerprint: bytes) -> bytes:

@@ -49,6 +49,23 @@ REVERIFY_MS: Final = DAY_SECONDS * 1000
 """How old a replica's verification of a token may grow before the replica reads the token
 from Redis again, renewing the guest's expiry as it does."""
 
+
+async def enforce_rate_limit(
+    store: TableStore, counter: str, per_minute: int, too_many: str
+) -> None:
+    """Count one more hit on ``counter`` in the current minute; past ``per_minute`` (0: no
+    limit) refuse with RATE_LIMITED, saying ``too many`` and when to try again."""
+    if not per_minute:
+        return
+    wait_ms = await store.hit_rate_limit(counter, per_minute, RATE_WINDOW_MS)
+    if wait_ms:
+        raise CallRefusedError.of(
+            errors_pb2.ERROR_REASON_RATE_LIMITED,
+            f"{too_many}; wait before trying again",
+            retryAfterMs=wait_ms,
+        )
+
+
 _BEARER: Final = "bearer "
 _FORWARDED_FOR: Final = "x-forwarded-for"
 _GONE: Final = (
@@ -206,16 +223,12 @@ class Players:
 
     async def create_guest(self, display_name: str, address: str) -> tuple[players_pb2.Player, str]:
         """A new guest player and its token; ``display_name`` empty for a generated one."""
-        if self._guests_per_minute:
-            wait_ms = await self._store.hit_rate_limit(
-                keys.address_rate_limit(address, "guest"), self._guests_per_minute, RATE_WINDOW_MS
-            )
-            if wait_ms:
-                raise CallRefusedError.of(
-                    errors_pb2.ERROR_REASON_RATE_LIMITED,
-                    "too many guests created from this address; wait before trying again",
-                    retryAfterMs=wait_ms,
-                )
+        await enforce_rate_limit(
+            self._store,
+            keys.address_rate_limit(address, "guest"),
+            self._guests_per_minute,
+            "too many guests created from this address",
+        )
         name = display_name or f"Guest {1000 + secrets.randbelow(9000)}"
         while True:
             player_id = secrets.token_urlsafe(PLAYER_ID_BYTES)
