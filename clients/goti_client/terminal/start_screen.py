@@ -40,20 +40,6 @@ CODE_LENGTH: Final = 6
 """Characters in a table code (``K7QX2M``), spaces and dashes aside; a table id is longer."""
 
 
-def code_from_link(text: str) -> str:
-    """The table code in what the player typed: a code, or a join link ending in one.
-
-    >>> code_from_link("https://goti.example/join/K7QX2M")
-    'K7QX2M'
-    >>> code_from_link(" k7qx-2m ")
-    'k7qx-2m'
-    """
-    text = text.strip()
-    if "/" in text:
-        text = text.rstrip("/").rsplit("/", 1)[-1]
-    return text
-
-
 def table_reference(text: str) -> tuple[str, str]:
     """What the player typed to watch a table, as ``(table_id, code)`` with one of the two
     set: a join link or a code is sent as the code (the server reads either), anything else
@@ -302,7 +288,8 @@ class StartScreen(Screen[None]):
                     )
                 )
             case "join":
-                code = code_from_link(self.query_one("#join-code", Input).value)
+                # A join link as pasted is a code too: the server reads the code at its end.
+                code = self.query_one("#join-code", Input).value.strip()
                 if code:
                     self._open(lambda: app.goti.join_table(code), full=code)
             case "pass-and-play":
