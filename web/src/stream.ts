@@ -1,9 +1,10 @@
 // The tab's one event stream. Chromium opens at most six connections per site over HTTP/1.1,
 // and a seventh call waits for one of them: so a tab watches the lobby or one table, never
 // both, and opening a new watch closes the old one. Each watch is closed through its own
-// handle, so a view leaving the screen closes its watch and never the next view's. A broken stream is opened again after a
-// short, jittered pause (0.5 s doubling to 5 s: a person is waiting), and a stream that says
-// nothing for three heartbeats is taken for dead and opened again too.
+// handle, so a view leaving the screen closes its watch and never the next view's. A broken
+// stream is opened again after a short, jittered pause (0.5 s doubling to 5 s: a person is
+// waiting), and a stream that says nothing for three heartbeats is taken for dead and opened
+// again too.
 
 import { ConnectError, Code } from "@connectrpc/connect";
 
