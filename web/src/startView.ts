@@ -27,13 +27,6 @@ const FIRST_MOVERS = [
 const TURN_TIMERS = [0, 30, 60, 300] as const;
 const VARIANTS = [Variant.ENGLISH, Variant.RUSSIAN] as const;
 
-/** The table code in what the player typed: a code, or a join link ending in one. */
-export function codeFromLink(text: string): string {
-  let code = text.trim();
-  if (code.includes("/")) code = code.replace(/\/+$/, "").split("/").pop() ?? "";
-  return code;
-}
-
 const CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ";
 const CODE_LENGTH = 6;
 
@@ -248,7 +241,8 @@ export class StartView implements View {
 
   /** Join by a code or a link: also what a join link opens. */
   join(text: string): void {
-    const code = codeFromLink(text);
+    // A join link as pasted is a code too: the server reads the code at its end.
+    const code = text.trim();
     if (code === "") return;
     const id = requestId();
     this.fullTable = undefined;
