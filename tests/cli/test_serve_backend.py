@@ -176,10 +176,45 @@ async def _moves_of(target: str, table_id: str) -> list[str]:
         return list(reply.table.game.moves)
 
 
+async def _play_on(target: str, table_id: str, token: str) -> list[str]:
+    """The player's next move after a restart, with the token kept from before it, seen by a
+    watch resumed from the seq the player had; the game's moves after it."""
+    metadata = (("authorization", f"Bearer {token}"),)
+    async with grpc.aio.insecure_channel(target) as channel:
+        tables = tables_pb2_grpc.TablesServiceStub(channel)
+        table = (
+            await tables.GetTable(
+                tables_pb2.GetTableRequest(table_id=table_id), metadata=metadata, timeout=30
+            )
+        ).table
+        assert table.status == tables_pb2.TABLE_STATUS_PLAYING
+        watch = tables.WatchTable(
+            tables_pb2.WatchTableRequest(table_id=table_id, after_seq=table.seq), timeout=60
+        )
+        played = await tables.Play(
+            tables_pb2.PlayRequest(
+                table_id=table_id,
+                request_id=uuid.uuid4().hex,
+                expected_seq=table.seq,
+                notation=table.game.turn.legal_moves[0].notation,
+            ),
+            metadata=metadata,
+            timeout=30,
+        )
+        seen = None
+        async for message in watch:
+            if message.HasField("event"):
+                seen = message.event
+                break
+        watch.cancel()
+        assert seen == played.events[0]
+        return await _moves_of(target, table_id)
+
+
 def test_goti_serve_runs_everything_and_keeps_games_across_a_restart(backend: Backend) -> None:
     backend.start()
     assert any("Clients connect to" in line for line in backend.output)
-    table_id, _ = asyncio.run(_new_game_with_one_move(backend.tables_target))
+    table_id, token = asyncio.run(_new_game_with_one_move(backend.tables_target))
     before = asyncio.run(_moves_of(backend.tables_target, table_id))
     assert len(before) == 1
     assert backend.stop() == 0
@@ -187,6 +222,8 @@ def test_goti_serve_runs_everything_and_keeps_games_across_a_restart(backend: Ba
 
     backend.start()
     assert asyncio.run(_moves_of(backend.tables_target, table_id)) == before
+    after = asyncio.run(_play_on(backend.tables_target, table_id, token))
+    assert after[:1] == before and len(after) == 2
     assert backend.stop() == 0
 
 
@@ -197,7 +234,7 @@ def test_the_terminal_stopping_goti_serve_stops_redis_after_the_services(
     backend: Backend, signum: signal.Signals
 ) -> None:
     backend.start()
-    table_id, _ = asyncio.run(_new_game_with_one_move(backend.tables_target))
+    table_id, token = asyncio.run(_new_game_with_one_move(backend.tables_target))
 
     status, outliving_redis = backend.stop_from_the_terminal(signum)
 
@@ -210,6 +247,7 @@ def test_the_terminal_stopping_goti_serve_stops_redis_after_the_services(
     assert "User requested shutdown" in redis_log and "Received SIG" not in redis_log
     backend.start()
     assert len(asyncio.run(_moves_of(backend.tables_target, table_id))) == 1
+    assert len(asyncio.run(_play_on(backend.tables_target, table_id, token))) == 2
     assert backend.stop() == 0, "".join(backend.output)
 
 
