@@ -24,6 +24,9 @@ Measured:
 - open loop: N tables (10 by default), each moving once every 3 s on average (exponential
   gaps), as in ``bench/tables.py``: the move round trip (play call sent → the event at both
   watchers), p50/p99;
+- closed loop: 16 tables moving back to back, as ``bench/tables.py``'s closed loop: moves
+  per second and the CPU time each server process spends per move (tables, referee, Redis,
+  from ``/proc/<pid>/stat``), the least Goti's own CPU figure could be;
 - each hop on its own after 0.3 s of quiet: one unary call to the tables server, one to the
   referee, a Redis PING.
 
@@ -59,6 +62,7 @@ from goti.benchmarking import (
     finish_description,
     milliseconds,
     percentile,
+    process_cpu_seconds,
 )
 from goti.redis_server import RedisServer, free_port
 from goti.settings import Settings
@@ -231,14 +235,17 @@ async def _timed(
     return _summary(times)
 
 
-async def _open_loop(
+async def _play_phase(
     channels: list[grpc.aio.Channel],
     count: int,
     *,
     mean_interval: float,
     warmup: float,
     measure: float,
+    cpu: Callable[[], dict[str, float]],
 ) -> dict[str, Any]:
+    """Tables moving once every ``mean_interval`` seconds on average, or back to back when it
+    is 0 (the closed loop); the round trips and the servers' CPU time per move."""
     tables = [_Table(f"t{index}-{os.urandom(4).hex()}") for index in range(count)]
     round_trips: list[float] = []
     window = [float("inf"), float("inf")]
@@ -279,15 +286,28 @@ async def _open_loop(
         )
         move = 0
         while time.perf_counter() < until:
-            await asyncio.sleep(random.expovariate(1 / mean_interval))
+            if mean_interval > 0:
+                await asyncio.sleep(random.expovariate(1 / mean_interval))
             move += 1
             event = f"{table.name}:{move}:".encode().ljust(EVENT_BYTES, b".")
-            table.pending[event] = (time.perf_counter(), 0)
+            started = time.perf_counter()
+            table.pending[event] = (started, 0)
             await play(table.name.encode() + b"|" + event, timeout=CALL_TIMEOUT)
+            if window[0] <= started < window[1]:
+                moves[0] += 1
 
+    async def read_cpu() -> dict[str, float]:
+        await asyncio.sleep(max(0.0, window[0] - time.perf_counter()))
+        before = cpu()
+        await asyncio.sleep(max(0.0, window[1] - time.perf_counter()))
+        return {name: seconds - before[name] for name, seconds in cpu().items()}
+
+    moves = [0]
     start = time.perf_counter()
     window[:] = [start + warmup, start + warmup + measure]
+    cpu_reading = asyncio.ensure_future(read_cpu())
     await asyncio.gather(*(drive(i, t, window[1]) for i, t in enumerate(tables)))
+    spent = await cpu_reading
     await asyncio.sleep(0.5)
     for stream in streams:
         stream.cancel()
@@ -297,7 +317,13 @@ async def _open_loop(
         "watchers_per_table": 2,
         "mean_interval_seconds": mean_interval,
         "measured_seconds": measure,
+        "moves": moves[0],
+        "moves_per_second": round(moves[0] / measure, 1),
         "round_trip_ms": _summary(round_trips),
+        "server_cpu_ms_per_move": {
+            **{name: milliseconds(seconds / max(moves[0], 1)) for name, seconds in spent.items()},
+            "total": milliseconds(sum(spent.values()) / max(moves[0], 1)),
+        },
     }
 
 
@@ -306,6 +332,20 @@ class _Backend:
     folder: Path
     redis: RedisServer | None = None
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds each server process has used (the tables-shaped server, the referee's
+        stand-in and Redis)."""
+        assert self.redis is not None and self.redis.pid is not None
+        referee, tables = self.processes
+        return {
+            name: process_cpu_seconds(pid)
+            for name, pid in (
+                ("tables", tables.pid),
+                ("referee", referee.pid),
+                ("redis", self.redis.pid),
+            )
+        }
 
     async def start(self) -> tuple[str, str]:
         self.redis = RedisServer(self.folder / "redis", persistent=True)
@@ -373,26 +413,43 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             print(f"each hop after {args.idle_pause} s of quiet: {results['hops_after_idle']}")
             results["open_loop"] = []
             for count in args.tables:
-                figures = await _open_loop(
+                figures = await _play_phase(
                     channels,
                     count,
                     mean_interval=args.mean_interval,
                     warmup=args.warmup,
                     measure=args.measure,
+                    cpu=backend.cpu,
                 )
                 results["open_loop"].append(figures)
-                trip = figures["round_trip_ms"]
-                print(
-                    f"open loop: {count} tables, {trip['samples']} moves - round trip "
-                    f"p50 {trip['p50']} ms, p99 {trip['p99']} ms, max {trip['max']} ms",
-                    flush=True,
+                print(_describe("open loop", figures), flush=True)
+            if args.closed_tables > 0:
+                figures = await _play_phase(
+                    channels,
+                    args.closed_tables,
+                    mean_interval=0,
+                    warmup=args.warmup,
+                    measure=args.closed_seconds,
+                    cpu=backend.cpu,
                 )
+                results["closed_loop"] = figures
+                print(_describe("closed loop", figures), flush=True)
             for channel in [*channels, referee]:
                 await channel.close()
         finally:
             await backend.stop()
     print(finish_description(results["machine"]))
     return results
+
+
+def _describe(phase: str, figures: dict[str, Any]) -> str:
+    trip, cpu = figures["round_trip_ms"], figures["server_cpu_ms_per_move"]
+    return (
+        f"{phase}: {figures['tables']} tables, {figures['moves']} moves "
+        f"({figures['moves_per_second']}/s) - round trip p50 {trip['p50']} ms, "
+        f"p99 {trip['p99']} ms, max {trip['max']} ms; server CPU/move {cpu['total']} ms "
+        f"(tables {cpu['tables']}, referee {cpu['referee']}, redis {cpu['redis']})"
+    )
 
 
 def _counts(text: str) -> list[int]:
@@ -405,6 +462,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--mean-interval", type=float, default=3.0, help="seconds (3)")
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds (3)")
     parser.add_argument("--measure", type=float, default=30.0, help="seconds (30)")
+    parser.add_argument(
+        "--closed-tables", type=int, default=16, help="tables in the closed loop (16; 0: none)"
+    )
+    parser.add_argument(
+        "--closed-seconds", type=float, default=10.0, help="seconds measured, closed loop (10)"
+    )
     parser.add_argument("--idle-pause", type=float, default=0.3, help="seconds (0.3)")
     parser.add_argument("--hop-rounds", type=int, default=20, help="calls timed per hop (20)")
     parser.add_argument("--output", type=Path, default=RESULTS)

@@ -63,6 +63,7 @@ from goti.benchmarking import (
     finish_description,
     milliseconds,
     percentile,
+    process_cpu_seconds,
 )
 from goti.healthcheck import HealthCheckRequest, health_check_call, wait_until_serving
 from goti.redis_server import RedisServer, free_port
@@ -92,14 +93,6 @@ CHANNEL_OPTIONS: Final = [
 # -- the backend ----------------------------------------------------------------------------
 
 
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of a process, from its own counters."""
-    # Fields after the command name (which may hold spaces) start at field 3 (state).
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    utime, stime = int(fields[11]), int(fields[12])
-    return (utime + stime) / os.sysconf("SC_CLK_TCK")
-
-
 @dataclass
 class Backend:
     """Redis, the referee and the tables service, each its own process on loopback."""
@@ -123,7 +116,7 @@ class Backend:
         }
 
     def cpu(self) -> dict[str, float]:
-        return {name: cpu_seconds(pid) for name, pid in self.pids().items()}
+        return {name: process_cpu_seconds(pid) for name, pid in self.pids().items()}
 
     async def start(self) -> None:
         self.redis = RedisServer(self.folder / "redis", persistent=self.persistent_redis)

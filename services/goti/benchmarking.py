@@ -83,3 +83,11 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 def milliseconds(seconds: float) -> float:
     """Seconds as milliseconds, to the microsecond."""
     return round(seconds * 1000, 3)
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process, from its own counters in ``/proc``."""
+    # Fields after the command name (which may hold spaces) start at field 3 (state).
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    utime, stime = int(fields[11]), int(fields[12])
+    return (utime + stime) / os.sysconf("SC_CLK_TCK")

@@ -10,8 +10,9 @@ checked by hand: each ends the way its name says at its last move.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -300,27 +301,66 @@ async def test_a_turn_timer_move_that_ends_the_game_is_resumed_past_too(
 
 
 async def test_a_watcher_that_missed_the_last_move_on_pub_sub_catches_up_from_the_log(
-    channel: grpc.aio.Channel, redis: Redis
+    start_replica: StartReplica, redis: Redis
 ) -> None:
-    game = await _seated(channel)
-    await _scripted(game, NO_PIECES[:-1])
+    here, there = await start_replica(), await start_replica()
+    game = await _seated(here.channel)
+    await _scripted(game, NO_PIECES[:-2])
+    # The other replica plays the moves: its own watchers would have them without pub/sub.
+    game.seats = {color: guest.on(there.channel) for color, guest in game.seats.items()}
+    await game.play(NO_PIECES[-2])
     before = game.seq
-    async with watching(channel, game.table.table_id, after_seq=before - 1) as watch:
+    async with watching(here.channel, game.table.table_id, after_seq=before - 1) as watch:
         # The first event comes from the log, so the stream is subscribed by then.
         await watch.until_seq(before)
-        # Cut the replica's pub/sub connection and keep it from coming back until the
-        # winning move is committed (on connections already open): the move's wake-up is
-        # lost, and the stream must find the move and the GameOver in the log.
-        limit = (await redis.config_get("maxclients"))["maxclients"]
-        assert limit is not None
-        connected = (await redis.info("clients"))["connected_clients"]
-        await redis.config_set("maxclients", connected - 1)
-        try:
-            assert await redis.client_kill_filter(_type="pubsub") >= 1
+        # Cut the pub/sub connections and keep them from coming back until the winning move
+        # is committed (on connections already open): the move's wake-up is lost, and the
+        # stream must find the move and the GameOver in the log.
+        async with _pub_sub_cut(redis):
             await game.play(NO_PIECES[-1])
-        finally:
-            await redis.config_set("maxclients", limit)
         await watch.until_seq(game.seq)
     assert watch.error is None, watch.error
     assert watch.events == game.appended[-3:]
     assert kinds(watch.events) == ["move_played", "move_played", "game_over"]
+
+
+async def test_a_watcher_on_the_replica_that_commits_gets_the_move_without_pub_sub(
+    start_replica: StartReplica, redis: Redis, options: TablesOptions
+) -> None:
+    # No heartbeat within the test: only the replica's own hand-off can bring the move.
+    quiet = dataclasses.replace(options, heartbeat_seconds=3600)
+    here, there = await start_replica(options=quiet), await start_replica(options=quiet)
+    game = await _seated(here.channel)
+    await _scripted(game, NO_PIECES[:-3])
+    before = game.seq
+    async with (
+        watching(here.channel, game.table.table_id, after_seq=before - 1) as near,
+        watching(there.channel, game.table.table_id, after_seq=before - 1) as far,
+    ):
+        # The first event comes from the log, so each stream is subscribed by then.
+        await near.until_seq(before)
+        await far.until_seq(before)
+        async with _pub_sub_cut(redis):
+            await game.play(NO_PIECES[-3])
+            await near.until_seq(game.seq)
+        # Pub/sub back: the far watcher is told to catch up and reads the move from the log;
+        # then both see the next move, once, live.
+        await far.until_seq(game.seq)
+        await game.play(NO_PIECES[-2])
+        await near.until_seq(game.seq)
+        await far.until_seq(game.seq)
+    for watch in (near, far):
+        assert watch.error is None, watch.error
+        assert watch.events == game.appended[-3:]
+
+
+@contextlib.asynccontextmanager
+async def _pub_sub_cut(redis: Redis) -> AsyncIterator[None]:
+    """Every pub/sub connection closed, and none subscribing again while inside (every other
+    command still served)."""
+    await redis.execute_command("ACL", "SETUSER", "default", "-subscribe", "-psubscribe")
+    try:
+        assert await redis.client_kill_filter(_type="pubsub") >= 1
+        yield
+    finally:
+        await redis.execute_command("ACL", "SETUSER", "default", "+@all")

@@ -1,5 +1,6 @@
 """The commit: one compare-and-set writes a change to a table — new state, events, timer,
-expiry — and says what must happen next, without doing it.
+expiry — hands its events to this process's watchers, and says what must happen next,
+without doing it.
 
 What follows a commit is a :data:`FollowUp`: the computer's turn, claimed in the same commit,
 or a finished game to count in a player's streaks.  :mod:`goti.tables.followups` runs them.
@@ -11,8 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from goti.api.v1 import game_pb2, tables_pb2
-from goti.tables import events, seating
+from goti.tables import events, keys, seating
 from goti.tables.commands import Ruling
+from goti.tables.fanout import Fanout
 from goti.tables.loading import LoadedTable
 from goti.tables.options import TablesOptions
 from goti.tables.peers import Referee
@@ -59,10 +61,12 @@ class Committer:
         referee: Referee,
         recent: RecentTables[LoadedTable],
         options: TablesOptions,
+        fanout: Fanout,
         *,
         clock_ms: Callable[[], int],
     ) -> None:
         self._store = store
+        self._fanout = fanout
         self._referee = referee
         self._recent = recent
         self._options = options
@@ -107,13 +111,14 @@ class Committer:
         numbered = events.number(
             ruling.events, after_seq=loaded.seq, time_ms=now, deadline_ms=deadline
         )
-        committed = await self._store.commit(
-            loaded.table_id,
-            loaded.seq,
-            self._change(loaded.table_id, updated, fields, numbered, timer, due, request, lobby),
+        published = events.serialized(numbered)
+        change = self._change(
+            loaded.table_id, updated, fields, numbered, published, timer, due, request, lobby
         )
+        committed = await self._store.commit(loaded.table_id, loaded.seq, change)
         if committed.duplicate:
             return Settled(committed)
+        self._fanout.deliver(keys.table_channel(loaded.table_id), published)
         after = LoadedTable(loaded.table_id, committed.last_seq, updated, state, to_move)
         self._recent.remember(loaded.table_id, after)
         computer = seating.computer_color(updated)
@@ -129,6 +134,7 @@ class Committer:
         updated: tables_pb2.Table,
         fields: dict[str, bytes],
         numbered: list[tables_pb2.TableEvent],
+        published: list[bytes],
         timer: TimerUpdate,
         due: int,
         request: bytes | None,
@@ -138,7 +144,7 @@ class Committer:
         return Change(
             fields,
             events.serialized([events.lean(event) for event in numbered]),
-            published=events.serialized(numbered),
+            published=published,
             request_key=request,
             timer=timer,
             timer_due_ms=due,

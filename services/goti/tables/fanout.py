@@ -6,6 +6,10 @@ message is decoded once, then handed to every listener's queue.  :meth:`Fanout.l
 returns only once Redis has confirmed the subscription, so a watcher that reads the log
 afterwards cannot miss an event between the two.
 
+A change this process committed reaches its own listeners at once (:meth:`Fanout.deliver`),
+without waiting for Redis to send it back; whichever copy comes first is handed on and the
+other dropped, recognised by its bytes.
+
 Pub/sub is at most once: a listener is told to catch up from the log (:data:`CATCH_UP`) when
 its queue overflowed or the connection was lost and made again, and to end
 (:data:`CLOSING`) when the process shuts down.
@@ -17,7 +21,8 @@ import asyncio
 import contextlib
 import enum
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
@@ -35,6 +40,9 @@ _RECONNECT_FIRST_DELAY: Final = 0.05
 _RECONNECT_MAX_DELAY: Final = 2.0
 _SUBSCRIBE_TIMEOUT: Final = 10.0
 _CLOSE_TIMEOUT: Final = 2.0
+# Messages remembered per channel to drop the second copy of each: a commit publishes at most
+# a few events, and both copies arrive within one commit's time of each other.
+_DELIVERED_KEPT: Final = 16
 
 
 class Signal(enum.Enum):
@@ -62,10 +70,14 @@ class Listener(Generic[T]):
         self._behind = False
 
     def deliver(self, item: T | Signal) -> None:
-        if isinstance(item, Signal):
-            self._behind = self._behind or item is CATCH_UP
-            if item is CLOSING:
-                self._force(item)
+        if item is CLOSING:
+            self._force(item)
+            return
+        if item is CATCH_UP:
+            # A watcher waiting on an empty queue must hear it now, not at its next heartbeat.
+            if not self._behind and self._queue.empty():
+                self._queue.put_nowait(item)
+            self._behind = True
             return
         try:
             self._queue.put_nowait(item)
@@ -87,15 +99,19 @@ class Listener(Generic[T]):
             self._behind = False
             return CATCH_UP
         try:
-            return await asyncio.wait_for(self._queue.get(), timeout)
+            item = await asyncio.wait_for(self._queue.get(), timeout)
         except TimeoutError:
             return None
+        if item is CATCH_UP:
+            self._behind = False
+        return item
 
 
 @dataclass(eq=False)
 class _Channel:
     decode: Callable[[bytes], Any]
     listeners: set[Listener[Any]] = field(default_factory=set)
+    delivered: deque[bytes] = field(default_factory=lambda: deque(maxlen=_DELIVERED_KEPT))
     subscribed: asyncio.Future[None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -142,6 +158,15 @@ class Fanout:
         if self._reader is not None:
             await cancel_and_wait([self._reader])
         await self._close_pubsub()
+
+    def deliver(self, channel_name: str, messages: Iterable[bytes]) -> None:
+        """Hand messages this process just published to the channel's local listeners, ahead
+        of their copies from Redis (dropped when they arrive)."""
+        channel = self._channels.get(channel_name)
+        if channel is None or self._closed:
+            return
+        for data in messages:
+            self._hand_on(channel, channel_name, data)
 
     @contextlib.asynccontextmanager
     async def listen(
@@ -251,10 +276,15 @@ class Fanout:
                 for listener in channel.listeners:
                     listener.deliver(CATCH_UP)
             return
-        if kind != "message":
+        if kind == "message":
+            self._hand_on(channel, name, message["data"])
+
+    def _hand_on(self, channel: _Channel, name: str, data: bytes) -> None:
+        if data in channel.delivered:
             return
+        channel.delivered.append(data)
         try:
-            decoded = channel.decode(message["data"])
+            decoded = channel.decode(data)
         except Exception:
             log.exception("undecodable message on %s", name)
             return

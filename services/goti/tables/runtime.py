@@ -159,7 +159,8 @@ class TablesRuntime:
         recent: RecentTables[LoadedTable] = RecentTables(options.recent_tables_kept)
         reader = TableReader(store, referee, options)
         restorer = Restorer(store, reader)
-        committer = Committer(store, referee, recent, options, clock_ms=clock_ms)
+        fanout = Fanout(store, queue_size=options.watcher_queue_size)
+        committer = Committer(store, referee, recent, options, fanout, clock_ms=clock_ms)
         follow_ups = FollowUps(
             store, reader, committer, referee, computer, options, clock_ms=clock_ms
         )
@@ -169,7 +170,6 @@ class TablesRuntime:
         runner = CommandRunner(
             store, referee, reader, restorer, committer, follow_ups, opener, recent
         )
-        fanout = Fanout(store, queue_size=options.watcher_queue_size)
         watching = Watching(
             store,
             reader,
