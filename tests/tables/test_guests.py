@@ -22,6 +22,7 @@ from goti.api.v1 import players_pb2, players_pb2_grpc, tables_pb2_grpc
 from goti.settings import Settings
 from goti.tables import keys
 from goti.tables.options import TablesOptions
+from goti.tables.player_store import PlayerStore
 from goti.tables.players import (
     DAY_SECONDS,
     REVERIFY_MS,
@@ -32,7 +33,6 @@ from goti.tables.players import (
 from goti.tables.refusals import CallRefusedError
 from goti.tables.runtime import TablesRuntime, open_redis
 from goti.tables.servicer import PLAYERS_SERVICE, PlayersServicer
-from goti.tables.store import TableStore
 from goti.web.adapter import method_info
 from goti.web.server import start_web_server
 
@@ -84,7 +84,7 @@ async def start_players(
             stack.push_async_callback(client.connection_pool.disconnect)
             stack.push_async_callback(client.aclose)
             players = Players(
-                TableStore(client),
+                PlayerStore(client),
                 guests_per_minute=guests_per_minute,
                 policy=policy,
                 clock_ms=clock,

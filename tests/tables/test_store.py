@@ -207,7 +207,8 @@ async def test_a_request_is_forgotten_once_its_events_leave_the_log(redis: Redis
 async def test_long_fields_are_kept_deflated_and_read_back_as_written(redis: Redis) -> None:
     store = TableStore(redis)
     moves = b"".join(b"\x1a\x0511-15\x1a\x0522-17" for _ in range(80))
-    noise = os.urandom(400)
+    # Random bytes deflate cannot shorten, not starting with the deflated mark (1 in 256 would).
+    noise = b"\x01" + os.urandom(399)
     await store.create("t1", "ABCD", {"table": b"meta", "game": moves}, expire_seconds=3600)
     await store.commit("t1", 0, Change({"game": moves + b"\x1a\x0524-20", "noise": noise}, [b"e"]))
     stored = cast(dict[bytes, bytes], await redis.hgetall(keys.table_state("t1")))
@@ -303,43 +304,3 @@ async def test_a_table_still_at_its_seq_is_discarded_with_its_listing(redis: Red
     for key in (keys.table_state("t1"), keys.table_log("t1")):
         assert not await redis.exists(key)
     assert not await store.discard("t1", 1, "AAAA")
-
-
-async def test_rate_limits_count_per_window(redis: Redis) -> None:
-    store = TableStore(redis)
-    key = keys.rate_limit("p1", "join")
-    assert [await store.hit_rate_limit(key, 2, 60_000) for _ in range(2)] == [0, 0]
-    wait = await store.hit_rate_limit(key, 2, 60_000)
-    assert 0 < wait <= 60_000
-
-
-async def test_a_result_counts_once_in_the_streaks(redis: Redis) -> None:
-    store = TableStore(redis)
-    assert await store.create_player("p1", {"name": b"Ann", "created": b"1"})
-    assert not await store.create_player("p1", {"name": b"Bob", "created": b"2"})
-    for table_id, won in (("a", True), ("a", True), ("b", True), ("c", False), ("d", True)):
-        await store.record_result("p1", table_id, won=won, remember_seconds=60)
-    player = await store.load_player("p1")
-    assert player is not None
-    assert (player.fields["win_streak"], player.fields["best_streak"]) == (b"1", b"2")
-    assert await store.update_player("p1", {"name": b"Cy"})
-    assert not await store.update_player("nobody", {"name": b"Cy"})
-    renamed = await store.load_player("p1")
-    assert renamed is not None and renamed.fields["name"] == b"Cy"
-
-
-async def test_a_players_expiry_is_set_at_creation_and_renewed_as_its_token_is_read(
-    redis: Redis,
-) -> None:
-    store = TableStore(redis)
-    key = keys.player("p1")
-    assert await store.create_player("p1", {"token": b"digest"}, keep_seconds=100)
-    assert 0 < await redis.ttl(key) <= 100
-    assert await store.player_token("p1", keep_seconds=5_000) == b"digest"
-    assert 100 < await redis.ttl(key) <= 5_000
-    # Guests kept forever now: reading the token lifts the expiry.
-    assert await store.player_token("p1", keep_seconds=0) == b"digest"
-    assert await redis.ttl(key) == -1
-    # Renewing a player that is gone makes none.
-    assert await store.player_token("nobody", keep_seconds=100) is None
-    assert not await redis.exists(keys.player("nobody"))

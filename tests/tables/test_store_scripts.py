@@ -1,4 +1,4 @@
-"""The store's Lua scripts: files beside the store, each saying what its KEYS and ARGV hold,
+"""The stores' Lua scripts: files beside the stores, each saying what its KEYS and ARGV hold,
 the request lookup written once, and every file shipped in the package."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from goti.tables import store
+from goti.tables import player_store, store
 
 LUA_FOLDER = Path(store.__file__).parent / "lua"
 SHARED = "remembered_request.lua"
@@ -50,8 +50,13 @@ def test_every_script_starts_by_naming_its_keys_and_argv_positions() -> None:
             )
 
 
-def test_the_store_loads_every_file_and_the_request_lookup_is_written_once() -> None:
-    loaded = [value for name, value in vars(store).items() if name.isupper() and name[0] == "_"]
+def test_the_stores_load_every_file_and_the_request_lookup_is_written_once() -> None:
+    loaded = [
+        value
+        for module in (store, player_store)
+        for name, value in vars(module).items()
+        if name.isupper() and name[0] == "_"
+    ]
     for name, text in _scripts().items():
         assert any(text in script for script in loaded if isinstance(script, str)), name
     shared = _scripts()[SHARED]

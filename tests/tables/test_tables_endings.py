@@ -358,9 +358,9 @@ async def test_a_watcher_on_the_replica_that_commits_gets_the_move_without_pub_s
 async def _pub_sub_cut(redis: Redis) -> AsyncIterator[None]:
     """Every pub/sub connection closed, and none subscribing again while inside (every other
     command still served)."""
-    await redis.execute_command("ACL", "SETUSER", "default", "-subscribe", "-psubscribe")
+    await redis.acl_setuser("default", enabled=True, commands=["-subscribe", "-psubscribe"])
     try:
         assert await redis.client_kill_filter(_type="pubsub") >= 1
         yield
     finally:
-        await redis.execute_command("ACL", "SETUSER", "default", "+@all")
+        await redis.acl_setuser("default", enabled=True, categories=["+@all"])

@@ -10,8 +10,8 @@ import sys
 
 from goti import serving
 from goti.settings import Settings, SettingsError, unknown_variables
+from goti.tables.redis_calls import StoreUnavailableError
 from goti.tables.runtime import TablesRuntime
-from goti.tables.store import StoreUnavailableError
 from goti.web.server import start_web_server
 
 log = logging.getLogger("goti.tables")

@@ -30,7 +30,8 @@ from redis.asyncio.client import PubSub
 
 from goti.tables import keys
 from goti.tables.background import cancel_and_wait
-from goti.tables.store import StoreUnavailableError, TableStore
+from goti.tables.redis_calls import StoreUnavailableError
+from goti.tables.store import TableStore
 
 log = logging.getLogger(__name__)
 

@@ -22,8 +22,10 @@ from goti.tables.loading import LoadedTable, TableReader
 from goti.tables.options import TablesOptions
 from goti.tables.peer_errors import peer_refusals
 from goti.tables.peers import ComputerPlayer, PeerRefusedError, PeerUnavailableError, Referee
+from goti.tables.player_store import PlayerStore
+from goti.tables.redis_calls import StoreUnavailableError
 from goti.tables.refusals import CallRefusedError
-from goti.tables.store import StaleSeqError, StoreUnavailableError, TableNotFoundError, TableStore
+from goti.tables.store import StaleSeqError, TableNotFoundError, TableStore
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,7 @@ class FollowUps:
     def __init__(
         self,
         store: TableStore,
+        player_store: PlayerStore,
         reader: TableReader,
         committer: Committer,
         referee: Referee,
@@ -43,6 +46,7 @@ class FollowUps:
         clock_ms: Callable[[], int],
     ) -> None:
         self._store = store
+        self._player_store = player_store
         self._reader = reader
         self._committer = committer
         self._referee = referee
@@ -234,7 +238,7 @@ class FollowUps:
         human = seating.opponent_color(computer)
         player_id = seating.seat(record, human).player.player_id
         try:
-            await self._store.record_result(
+            await self._player_store.record_result(
                 player_id,
                 table_id,
                 won=outcome.winner == human,

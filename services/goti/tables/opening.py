@@ -20,7 +20,7 @@ from goti.tables.followups import FollowUps
 from goti.tables.loading import LoadedTable, SeatedTable, TableReader
 from goti.tables.peer_errors import peer_refusals, peer_unavailable
 from goti.tables.peers import PeerUnavailableError, Referee
-from goti.tables.players import Players, enforce_rate_limit
+from goti.tables.players import Players
 from goti.tables.recent import RecentTables
 from goti.tables.refusals import CallRefusedError
 from goti.tables.store import LobbyUpdate, StaleSeqError, TableExistsError, TableStore
@@ -245,8 +245,8 @@ class TableOpener:
             if player_id is None
             else keys.rate_limit(player_id, "find")
         )
-        await enforce_rate_limit(
-            self._store, counter, self._options.joins_per_minute, "too many lookups in a minute"
+        await self._players.enforce_rate_limit(
+            counter, self._options.joins_per_minute, "too many lookups in a minute"
         )
         return await self._table_for_code(code)
 
@@ -261,8 +261,7 @@ class TableOpener:
         return table_id
 
     async def _rate_limit(self, player_id: str, action: str, per_minute: int) -> None:
-        await enforce_rate_limit(
-            self._store,
+        await self._players.enforce_rate_limit(
             keys.rate_limit(player_id, action),
             per_minute,
             f"too many {action}s in a minute",

@@ -35,8 +35,8 @@ from typing import Final
 from goti.api.v1 import errors_pb2, players_pb2, tables_pb2
 from goti.settings import IpNetwork, Settings
 from goti.tables import keys
+from goti.tables.player_store import PlayerStore
 from goti.tables.refusals import CallRefusedError
-from goti.tables.store import TableStore
 
 PLAYER_ID_BYTES: Final = 12
 """Random bytes in a player id: 16 URL-safe characters."""
@@ -48,22 +48,6 @@ DAY_SECONDS: Final = 86_400
 REVERIFY_MS: Final = DAY_SECONDS * 1000
 """How old a replica's verification of a token may grow before the replica reads the token
 from Redis again, renewing the guest's expiry as it does."""
-
-
-async def enforce_rate_limit(
-    store: TableStore, counter: str, per_minute: int, too_many: str
-) -> None:
-    """Count one more hit on ``counter`` in the current minute; past ``per_minute`` (0: no
-    limit) refuse with RATE_LIMITED, saying ``too many`` and when to try again."""
-    if not per_minute:
-        return
-    wait_ms = await store.hit_rate_limit(counter, per_minute, RATE_WINDOW_MS)
-    if wait_ms:
-        raise CallRefusedError.of(
-            errors_pb2.ERROR_REASON_RATE_LIMITED,
-            f"{too_many}; wait before trying again",
-            retryAfterMs=wait_ms,
-        )
 
 
 _BEARER: Final = "bearer "
@@ -203,7 +187,7 @@ class Players:
 
     def __init__(
         self,
-        store: TableStore,
+        store: PlayerStore,
         *,
         guests_per_minute: int,
         policy: GuestPolicy | None = None,
@@ -223,8 +207,7 @@ class Players:
 
     async def create_guest(self, display_name: str, address: str) -> tuple[players_pb2.Player, str]:
         """A new guest player and its token; ``display_name`` empty for a generated one."""
-        await enforce_rate_limit(
-            self._store,
+        await self.enforce_rate_limit(
             keys.address_rate_limit(address, "guest"),
             self._guests_per_minute,
             "too many guests created from this address",
@@ -248,6 +231,19 @@ class Players:
                 return players_pb2.Player(player_id=player_id, display_name=name), (
                     f"{player_id}.{secret}"
                 )
+
+    async def enforce_rate_limit(self, counter: str, per_minute: int, too_many: str) -> None:
+        """Count one more hit on ``counter`` in the current minute; past ``per_minute`` (0: no
+        limit) refuse with RATE_LIMITED, saying ``too many`` and when to try again."""
+        if not per_minute:
+            return
+        wait_ms = await self._store.hit_rate_limit(counter, per_minute, RATE_WINDOW_MS)
+        if wait_ms:
+            raise CallRefusedError.of(
+                errors_pb2.ERROR_REASON_RATE_LIMITED,
+                f"{too_many}; wait before trying again",
+                retryAfterMs=wait_ms,
+            )
 
     async def authenticate(self, metadata: Iterable[tuple[str, str | bytes]]) -> str:
         """The id of the player whose token the call carries; refuses calls without one."""

@@ -31,6 +31,7 @@ from goti.tables.loading import LoadedTable, TableReader
 from goti.tables.opening import TableOpener
 from goti.tables.options import TablesOptions
 from goti.tables.peers import ComputerPlayer, Referee
+from goti.tables.player_store import PlayerStore
 from goti.tables.players import GuestPolicy, Players
 from goti.tables.playing import CommandRunner
 from goti.tables.recent import RecentTables
@@ -155,14 +156,15 @@ class TablesRuntime:
                 ai_pb2.LEVEL_QUICK: options.quick_move_deadline_seconds,
             },
         )
-        players = Players(store, guests_per_minute=options.guests_per_minute, policy=guests)
+        player_store = PlayerStore(redis)
+        players = Players(player_store, guests_per_minute=options.guests_per_minute, policy=guests)
         recent: RecentTables[LoadedTable] = RecentTables(options.recent_tables_kept)
         reader = TableReader(store, referee, options)
         restorer = Restorer(store, reader)
         fanout = Fanout(store, queue_size=options.watcher_queue_size)
         committer = Committer(store, referee, recent, options, fanout, clock_ms=clock_ms)
         follow_ups = FollowUps(
-            store, reader, committer, referee, computer, options, clock_ms=clock_ms
+            store, player_store, reader, committer, referee, computer, options, clock_ms=clock_ms
         )
         opener = TableOpener(
             store, referee, players, reader, committer, follow_ups, recent, clock_ms=clock_ms

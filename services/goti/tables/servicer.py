@@ -33,8 +33,8 @@ from goti.tables.loading import TableReader
 from goti.tables.opening import TableOpener
 from goti.tables.players import Players
 from goti.tables.playing import CommandRunner
+from goti.tables.redis_calls import StoreUnavailableError
 from goti.tables.refusals import CallRefusedError
-from goti.tables.store import StoreUnavailableError
 from goti.tables.watching import ShuttingDownError, Watching
 
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"

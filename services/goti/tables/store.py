@@ -1,5 +1,5 @@
-"""The tables service's one I/O adapter: tables, their event logs, timers, the lobby and
-players, in Redis.
+"""Tables in Redis: their state, event logs, timers and the lobby (players are in
+:mod:`goti.tables.player_store`).
 
 Every change to a table is one Lua script (the ``lua/`` folder beside this module) that checks
 the table's ``seq`` and, all or nothing, writes the new fields, appends the events to the log,
@@ -12,27 +12,30 @@ events (a watcher further behind gets a snapshot), a command is remembered only 
 events are in the log, and long field values (the game, whose move list grows with every
 move) are kept deflated.
 
-Every Redis failure leaves as :class:`StoreUnavailableError`, so callers answer UNAVAILABLE
-without knowing Redis' own exceptions.
+Every Redis failure leaves as :class:`~goti.tables.redis_calls.StoreUnavailableError`, so
+callers answer UNAVAILABLE without knowing Redis' own exceptions.
 """
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import hashlib
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from importlib.resources import files
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final, cast
 
-from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
 from goti.settings import Settings
 from goti.tables import keys
+from goti.tables.redis_calls import (
+    as_bytes,
+    flatten,
+    lua_script,
+    reachable,
+)
 
 _DEFAULTS: Final = Settings()
 """Where the store's default log length comes from, so that it is written once."""
@@ -51,30 +54,17 @@ DEFLATE_FROM_BYTES: Final = 128
 (its move list and repetition window grow with every move) takes about a third of its size."""
 
 
-def _script(name: str) -> str:
-    """The Lua text of one of the store's scripts, from ``lua/`` beside this module."""
-    return files("goti.tables").joinpath("lua").joinpath(f"{name}.lua").read_text(encoding="utf-8")
-
-
 # Redis runs each script alone and one cannot call another (Redis 7's function libraries
 # could share code, but Goti runs on 6.2 too), so the scripts that look a command up each get
 # the lookup's text ahead of their own.
-_REMEMBERED_REQUEST: Final = _script("remembered_request")
-_CREATE: Final = _script("create")
-_COMMIT: Final = _REMEMBERED_REQUEST + _script("commit")
-_FIND_REQUEST: Final = _REMEMBERED_REQUEST + _script("find_request")
-_DISCARD: Final = _script("discard")
-_EVENTS_AFTER: Final = _script("events_after")
-_CLAIM: Final = _script("claim")
-_RELEASE: Final = _script("release")
-_HIT: Final = _script("hit")
-_RECORD_RESULT: Final = _script("record_result")
-_NEW_PLAYER: Final = _script("new_player")
-_UPDATE_PLAYER: Final = _script("update_player")
-
-
-class StoreUnavailableError(Exception):
-    """Redis could not be reached or did not answer in time."""
+_REMEMBERED_REQUEST: Final = lua_script("remembered_request")
+_CREATE: Final = lua_script("create")
+_COMMIT: Final = _REMEMBERED_REQUEST + lua_script("commit")
+_FIND_REQUEST: Final = _REMEMBERED_REQUEST + lua_script("find_request")
+_DISCARD: Final = lua_script("discard")
+_EVENTS_AFTER: Final = lua_script("events_after")
+_CLAIM: Final = lua_script("claim")
+_RELEASE: Final = lua_script("release")
 
 
 class TableNotFoundError(LookupError):
@@ -196,31 +186,8 @@ class LobbyEntry:
     listing: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class StoredPlayer:
-    """A player as read."""
-
-    player_id: str
-    fields: Mapping[str, bytes] = field(default_factory=dict)
-
-
-@contextlib.contextmanager
-def _reachable() -> Iterator[None]:
-    """Turn Redis' connection troubles into :class:`StoreUnavailableError`."""
-    try:
-        yield
-    except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
-        raise StoreUnavailableError(f"Redis did not answer: {error}") from error
-    except redis_errors.ResponseError as error:
-        # A server that is loading its data, read-only after a failover or out of memory
-        # answers with an error reply; it is still the store being unavailable.
-        if str(error).startswith(("LOADING", "READONLY", "MASTERDOWN", "OOM", "MISCONF")):
-            raise StoreUnavailableError(f"Redis refused: {error}") from error
-        raise
-
-
 class TableStore:
-    """Tables and players in Redis, every table change behind a compare-and-set on ``seq``."""
+    """Tables in Redis, every change behind a compare-and-set on ``seq``."""
 
     def __init__(
         self,
@@ -239,10 +206,6 @@ class TableStore:
         self._events_after = redis.register_script(_EVENTS_AFTER)
         self._claim = redis.register_script(_CLAIM)
         self._release = redis.register_script(_RELEASE)
-        self._hit = redis.register_script(_HIT)
-        self._record_result = redis.register_script(_RECORD_RESULT)
-        self._new_player = redis.register_script(_NEW_PLAYER)
-        self._update_player = redis.register_script(_UPDATE_PLAYER)
 
     @property
     def redis(self) -> Redis:
@@ -255,7 +218,7 @@ class TableStore:
 
     async def ping(self) -> None:
         """Check that Redis answers."""
-        with _reachable():
+        with reachable():
             await self._redis.ping()
 
     # -- tables -------------------------------------------------------------------------------
@@ -276,7 +239,7 @@ class TableStore:
 
         Raises :class:`TableExistsError` if the id or the code is taken.
         """
-        with _reachable():
+        with reachable():
             outcome = await self._create(
                 keys=[
                     keys.table_state(table_id),
@@ -295,7 +258,7 @@ class TableStore:
                     lobby_message,
                     "" if timer_due_ms is None else timer_due_ms,
                     expire_seconds,
-                    *_flatten(_deflated(fields)),
+                    *flatten(_deflated(fields)),
                 ],
             )
         if outcome != b"ok":
@@ -303,18 +266,18 @@ class TableStore:
 
     async def load(self, table_id: str) -> StoredTable:
         """The table's seq and fields; raise :class:`TableNotFoundError` if there is none."""
-        with _reachable():
+        with reachable():
             raw = await self._redis.hgetall(keys.table_state(table_id))
         if not raw:
             raise TableNotFoundError(table_id)
         fields = {
-            _as_bytes(name).decode(): _inflated(_as_bytes(value)) for name, value in raw.items()
+            as_bytes(name).decode(): _inflated(as_bytes(value)) for name, value in raw.items()
         }
         return StoredTable(int(fields["seq"]), fields)
 
     async def seq(self, table_id: str) -> int | None:
         """The table's seq now; None when the table is gone."""
-        with _reachable():
+        with reachable():
             value = await self._redis.hget(keys.table_state(table_id), "seq")
         return None if value is None else int(value)
 
@@ -329,7 +292,7 @@ class TableStore:
         published = change.events if change.published is None else change.published
         if not change.events or len(published) != len(change.events):
             raise ValueError("a change appends at least one event, published one for one")
-        with _reachable():
+        with reachable():
             reply = await self._commit(
                 keys=[
                     keys.table_state(table_id),
@@ -359,7 +322,7 @@ class TableStore:
                     self._request_memory,
                     *change.events,
                     *published,
-                    *_flatten(_deflated(change.fields)),
+                    *flatten(_deflated(change.fields)),
                 ],
             )
         status, first, last = reply[0], int(reply[1]), int(reply[2])
@@ -378,7 +341,7 @@ class TableStore:
 
         Raises :class:`RequestReusedError` if the request id was used for another command.
         """
-        with _reachable():
+        with reachable():
             reply = await self._find_request(keys=[keys.table_requests(table_id)], args=[key])
         if reply[0] == b"duplicate":
             return Committed(int(reply[1]), int(reply[2]), duplicate=True)
@@ -391,7 +354,7 @@ class TableStore:
     ) -> bool:
         """Delete a table that is still at ``expected_seq``, with its log, code, timer and
         lobby listing; False if it moved on or is gone."""
-        with _reachable():
+        with reachable():
             outcome = await self._discard(
                 keys=[
                     keys.table_state(table_id),
@@ -408,7 +371,7 @@ class TableStore:
 
     async def events_after(self, table_id: str, after_seq: int) -> EventsAfter:
         """The events after ``after_seq``, oldest first (None if trimmed from the log)."""
-        with _reachable():
+        with reachable():
             reply = await self._events_after(
                 keys=[keys.table_state(table_id), keys.table_log(table_id)], args=[after_seq]
             )
@@ -433,9 +396,9 @@ class TableStore:
 
     async def table_for_code(self, code: str) -> str | None:
         """The id of the table with this join code."""
-        with _reachable():
+        with reachable():
             table_id = await self._redis.get(keys.table_code(code))
-        return None if table_id is None else _as_bytes(table_id).decode()
+        return None if table_id is None else as_bytes(table_id).decode()
 
     # -- the lobby ----------------------------------------------------------------------------
 
@@ -446,7 +409,7 @@ class TableStore:
     async def lobby_page(self, before: tuple[int, str] | None, limit: int) -> list[LobbyEntry]:
         """Up to ``limit`` open tables, newest first, starting after the entry ``before``
         (its opening time and id), or from the newest one."""
-        with _reachable():
+        with reachable():
             if before is None:
                 reply = cast(
                     list[tuple[bytes, float]],
@@ -454,7 +417,7 @@ class TableStore:
                         keys.LOBBY, "+inf", "-inf", start=0, num=limit, withscores=True
                     ),
                 )
-                found = [(_as_bytes(name), int(score)) for name, score in reply]
+                found = [(as_bytes(name), int(score)) for name, score in reply]
             else:
                 # Entries with the same score come in reverse id order: skip to the cursor.
                 opened_ms, last_id = before
@@ -465,15 +428,15 @@ class TableStore:
                     ),
                 )
                 found = [
-                    (_as_bytes(name), int(score))
+                    (as_bytes(name), int(score))
                     for name, score in reply
-                    if int(score) < opened_ms or _as_bytes(name).decode() < last_id
+                    if int(score) < opened_ms or as_bytes(name).decode() < last_id
                 ][:limit]
             if not found:
                 return []
             listings = await self._redis.hmget(keys.LOBBY_LISTINGS, [name for name, _ in found])
         return [
-            LobbyEntry(name.decode(), score, _as_bytes(listing))
+            LobbyEntry(name.decode(), score, as_bytes(listing))
             for (name, score), listing in zip(found, listings, strict=True)
             if listing is not None
         ]
@@ -487,7 +450,7 @@ class TableStore:
         lease ends; the action itself goes through :meth:`commit`, so two replicas never
         both land one.
         """
-        with _reachable():
+        with reachable():
             reply = await self._claim(keys=[keys.TIMERS], args=[now_ms, lease_ms, limit])
         return Claim([table_id.decode() for table_id in reply[1:]], int(reply[0]))
 
@@ -496,62 +459,10 @@ class TableStore:
     ) -> None:
         """Drop a claimed timer (or move it to ``reschedule_ms``), unless it was set again
         meanwhile."""
-        with _reachable():
+        with reachable():
             await self._release(
                 keys=[keys.TIMERS],
                 args=[table_id, lease_until_ms, "" if reschedule_ms is None else reschedule_ms],
-            )
-
-    # -- players ------------------------------------------------------------------------------
-
-    async def create_player(
-        self, player_id: str, fields: Mapping[str, bytes], *, keep_seconds: int = 0
-    ) -> bool:
-        """Store a new player, kept ``keep_seconds`` (0: forever); False if the id is taken."""
-        with _reachable():
-            created = await self._new_player(
-                keys=[keys.player(player_id)], args=[keep_seconds, *_flatten(fields)]
-            )
-        return bool(created)
-
-    async def player_token(self, player_id: str, *, keep_seconds: int) -> bytes | None:
-        """A player's token digest (None if there is no such player), renewing the player's
-        expiry to ``keep_seconds`` from now (0: kept forever) in the same round trip."""
-        key = keys.player(player_id)
-        with _reachable():
-            async with self._redis.pipeline(transaction=False) as pipeline:
-                pipeline.hget(key, "token")
-                if keep_seconds:
-                    pipeline.expire(key, keep_seconds)
-                else:
-                    pipeline.persist(key)
-                stored, _ = await pipeline.execute()
-        return None if stored is None else _as_bytes(stored)
-
-    async def load_player(self, player_id: str) -> StoredPlayer | None:
-        """A player's fields; None if there is no such player."""
-        with _reachable():
-            raw = await self._redis.hgetall(keys.player(player_id))
-        if not raw:
-            return None
-        return StoredPlayer(
-            player_id, {_as_bytes(name).decode(): _as_bytes(value) for name, value in raw.items()}
-        )
-
-    async def update_player(self, player_id: str, fields: Mapping[str, bytes]) -> bool:
-        """Write fields of an existing player; False if there is no such player."""
-        with _reachable():
-            done = await self._update_player(keys=[keys.player(player_id)], args=_flatten(fields))
-        return bool(done)
-
-    async def record_result(
-        self, player_id: str, table_id: str, *, won: bool, remember_seconds: int
-    ) -> None:
-        """Count a finished game against the computer in the player's streaks, once."""
-        with _reachable():
-            await self._record_result(
-                keys=[keys.player(player_id), keys.player_results(player_id)],
-                args=[table_id, "1" if won else "0", remember_seconds],
             )
 
     async def remember_creation(
@@ -560,31 +471,16 @@ class TableStore:
         """Remember what a CreateTable request is making; the earlier value if the request
         was seen before (then nothing is written)."""
         key = keys.player_request(player_id, request_id)
-        with _reachable():
+        with reachable():
             if await self._redis.set(key, value, nx=True, ex=ttl_seconds):
                 return None
             earlier = await self._redis.get(key)
-        return None if earlier is None else _as_bytes(earlier)
+        return None if earlier is None else as_bytes(earlier)
 
     async def forget_creation(self, player_id: str, request_id: str) -> None:
         """Forget a CreateTable request that failed, so that its retry starts afresh."""
-        with _reachable():
+        with reachable():
             await self._redis.delete(keys.player_request(player_id, request_id))
-
-    async def hit_rate_limit(self, key: str, limit: int, window_ms: int) -> int:
-        """Count one action against ``limit`` per window: 0 when allowed, else the
-        milliseconds until the window ends."""
-        with _reachable():
-            return int(await self._hit(keys=[key], args=[limit, window_ms]))
-
-
-def _as_bytes(value: object) -> bytes:
-    """A reply item as bytes (the client is made with ``decode_responses=False``)."""
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode()
-    raise TypeError(f"unexpected Redis reply item {value!r}")
 
 
 def _deflated(fields: Mapping[str, bytes]) -> dict[str, bytes]:
@@ -609,11 +505,3 @@ def _inflated(value: bytes) -> bytes:
     if value.startswith(DEFLATED):
         return zlib.decompress(value[len(DEFLATED) :], wbits=-zlib.MAX_WBITS)
     return value
-
-
-def _flatten(fields: Mapping[str, bytes]) -> list[str | bytes]:
-    flat: list[str | bytes] = []
-    for name, value in fields.items():
-        flat.append(name)
-        flat.append(value)
-    return flat

@@ -16,7 +16,8 @@ from typing import Final
 
 from goti.tables.background import cancel_and_wait
 from goti.tables.followups import FollowUps
-from goti.tables.store import StoreUnavailableError, TableStore
+from goti.tables.redis_calls import StoreUnavailableError
+from goti.tables.store import TableStore
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,52 @@
+"""What every store of the tables service shares in its Redis calls: one error for Redis
+being out of reach, the Lua scripts' text, and the decoding of replies."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from importlib.resources import files
+
+from redis import exceptions as redis_errors
+
+
+class StoreUnavailableError(Exception):
+    """Redis could not be reached or did not answer in time."""
+
+
+@contextlib.contextmanager
+def reachable() -> Iterator[None]:
+    """Turn Redis' connection troubles into :class:`StoreUnavailableError`."""
+    try:
+        yield
+    except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
+        raise StoreUnavailableError(f"Redis did not answer: {error}") from error
+    except redis_errors.ResponseError as error:
+        # A server that is loading its data, read-only after a failover or out of memory
+        # answers with an error reply; it is still the store being unavailable.
+        if str(error).startswith(("LOADING", "READONLY", "MASTERDOWN", "OOM", "MISCONF")):
+            raise StoreUnavailableError(f"Redis refused: {error}") from error
+        raise
+
+
+def lua_script(name: str) -> str:
+    """The Lua text of one of the stores' scripts, from ``lua/`` beside this module."""
+    return files("goti.tables").joinpath("lua").joinpath(f"{name}.lua").read_text(encoding="utf-8")
+
+
+def as_bytes(value: object) -> bytes:
+    """A reply item as bytes (the client is made with ``decode_responses=False``)."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    raise TypeError(f"unexpected Redis reply item {value!r}")
+
+
+def flatten(fields: Mapping[str, bytes]) -> list[str | bytes]:
+    """A hash's fields as HSET's arguments: name, value, name, value..."""
+    flat: list[str | bytes] = []
+    for name, value in fields.items():
+        flat.append(name)
+        flat.append(value)
+    return flat
