@@ -23,6 +23,8 @@ export type Reason =
   | "NOTHING_TO_TAKE_BACK"
   | "TAKE_BACK_NOT_ALLOWED"
   | "TABLE_FULL"
+  | "SEEK_IN_PROGRESS"
+  | "ALREADY_AT_TABLE"
   | "STALE_SEQ"
   | "TOKEN_REQUIRED"
   | "INVALID_TOKEN"
@@ -261,6 +263,8 @@ const ENGLISH: Words = {
     NOTHING_TO_TAKE_BACK: "No move to take back",
     TAKE_BACK_NOT_ALLOWED: "Moves are final between people",
     TABLE_FULL: "That table is full: watch it instead",
+    SEEK_IN_PROGRESS: "You are already looking for an opponent",
+    ALREADY_AT_TABLE: "You have a game to finish: go back to it",
     STALE_SEQ: "The table moved on: look again, then play",
     TOKEN_REQUIRED: "Your player identity was not accepted",
     INVALID_TOKEN: "Your player identity was not accepted",
@@ -400,6 +404,8 @@ const NEPALI: Words = {
     NOTHING_TO_TAKE_BACK: "फिर्ता लिने चाल छैन",
     TAKE_BACK_NOT_ALLOWED: "मानिसहरूबीच चाल फिर्ता हुँदैन",
     TABLE_FULL: "त्यो टेबल भरिएको छ: बरु हेर्नुहोस्",
+    SEEK_IN_PROGRESS: "तपाईं पहिले नै प्रतिद्वन्द्वी खोज्दै हुनुहुन्छ",
+    ALREADY_AT_TABLE: "तपाईंको एउटा खेल बाँकी छ: त्यहीँ फर्कनुहोस्",
     STALE_SEQ: "टेबलमा नयाँ चाल भयो: फेरि हेरेर खेल्नुहोस्",
     TOKEN_REQUIRED: "तपाईंको परिचय स्वीकार भएन",
     INVALID_TOKEN: "तपाईंको परिचय स्वीकार भएन",

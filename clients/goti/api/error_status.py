@@ -63,6 +63,8 @@ _STATUS_OF_REASON: Final[dict[str, grpc.StatusCode]] = {
     "NOTHING_TO_TAKE_BACK": grpc.StatusCode.FAILED_PRECONDITION,
     "TAKE_BACK_NOT_ALLOWED": grpc.StatusCode.FAILED_PRECONDITION,
     "TABLE_FULL": grpc.StatusCode.FAILED_PRECONDITION,
+    "SEEK_IN_PROGRESS": grpc.StatusCode.FAILED_PRECONDITION,
+    "ALREADY_AT_TABLE": grpc.StatusCode.FAILED_PRECONDITION,
     "STALE_SEQ": grpc.StatusCode.ABORTED,
     "TOKEN_REQUIRED": grpc.StatusCode.UNAUTHENTICATED,
     "INVALID_TOKEN": grpc.StatusCode.UNAUTHENTICATED,

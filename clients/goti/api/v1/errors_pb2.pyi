@@ -153,6 +153,14 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """Sent as "TABLE_FULL" with FAILED_PRECONDITION: both seats of the table are taken.
     Offer to watch instead.
     """
+    ERROR_REASON_SEEK_IN_PROGRESS: _ErrorReason.ValueType  # 32
+    """Sent as "SEEK_IN_PROGRESS" with FAILED_PRECONDITION: the player already has an open
+    seek (one at a time); resume it with its request_id, or cancel it first.
+    """
+    ERROR_REASON_ALREADY_AT_TABLE: _ErrorReason.ValueType  # 33
+    """Sent as "ALREADY_AT_TABLE" with FAILED_PRECONDITION: the player is at an unfinished
+    game against a person. Metadata: `tableId`. Offer to go back to it.
+    """
     ERROR_REASON_STALE_SEQ: _ErrorReason.ValueType  # 40
     """Sent as "STALE_SEQ" with ABORTED: the command's expected_seq is not the table's
     current seq: something happened that the app has not seen yet. Metadata: `currentSeq`.
@@ -297,6 +305,14 @@ against the computer; between people moves are final. Hide the take-back button.
 ERROR_REASON_TABLE_FULL: ErrorReason.ValueType  # 31
 """Sent as "TABLE_FULL" with FAILED_PRECONDITION: both seats of the table are taken.
 Offer to watch instead.
+"""
+ERROR_REASON_SEEK_IN_PROGRESS: ErrorReason.ValueType  # 32
+"""Sent as "SEEK_IN_PROGRESS" with FAILED_PRECONDITION: the player already has an open
+seek (one at a time); resume it with its request_id, or cancel it first.
+"""
+ERROR_REASON_ALREADY_AT_TABLE: ErrorReason.ValueType  # 33
+"""Sent as "ALREADY_AT_TABLE" with FAILED_PRECONDITION: the player is at an unfinished
+game against a person. Metadata: `tableId`. Offer to go back to it.
 """
 ERROR_REASON_STALE_SEQ: ErrorReason.ValueType  # 40
 """Sent as "STALE_SEQ" with ABORTED: the command's expected_seq is not the table's

@@ -22,31 +22,34 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from goti.api.v1 import game_pb2 as goti_dot_api_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19goti/api/v1/players.proto\x12\x0bgoti.api.v1\"1\n\x06Player\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\"2\n\x07Streaks\x12\x12\n\nwin_streak\x18\x01 \x01(\r\x12\x13\n\x0b\x62\x65st_streak\x18\x02 \x01(\r\"*\n\x12\x43reateGuestRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\"P\n\x13\x43reateGuestResponse\x12#\n\x06player\x18\x01 \x01(\x0b\x32\x13.goti.api.v1.Player\x12\x14\n\x0cplayer_token\x18\x02 \x01(\t\"\x0e\n\x0cGetMeRequest\"[\n\rGetMeResponse\x12#\n\x06player\x18\x01 \x01(\x0b\x32\x13.goti.api.v1.Player\x12%\n\x07streaks\x18\x02 \x01(\x0b\x32\x14.goti.api.v1.Streaks\"-\n\x15SetDisplayNameRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\"=\n\x16SetDisplayNameResponse\x12#\n\x06player\x18\x01 \x01(\x0b\x32\x13.goti.api.v1.Player2\xfd\x01\n\x0ePlayersService\x12P\n\x0b\x43reateGuest\x12\x1f.goti.api.v1.CreateGuestRequest\x1a .goti.api.v1.CreateGuestResponse\x12>\n\x05GetMe\x12\x19.goti.api.v1.GetMeRequest\x1a\x1a.goti.api.v1.GetMeResponse\x12Y\n\x0eSetDisplayName\x12\".goti.api.v1.SetDisplayNameRequest\x1a#.goti.api.v1.SetDisplayNameResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19goti/api/v1/players.proto\x12\x0bgoti.api.v1\x1a\x16goti/api/v1/game.proto\"1\n\x06Player\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\"2\n\x07Streaks\x12\x12\n\nwin_streak\x18\x01 \x01(\r\x12\x13\n\x0b\x62\x65st_streak\x18\x02 \x01(\r\"*\n\x12\x43reateGuestRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\"P\n\x13\x43reateGuestResponse\x12#\n\x06player\x18\x01 \x01(\x0b\x32\x13.goti.api.v1.Player\x12\x14\n\x0cplayer_token\x18\x02 \x01(\t\"\x0e\n\x0cGetMeRequest\"\x81\x01\n\rGetMeResponse\x12#\n\x06player\x18\x01 \x01(\x0b\x32\x13.goti.api.v1.Player\x12%\n\x07streaks\x18\x02 \x01(\x0b\x32\x14.goti.api.v1.Streaks\x12$\n\x07ratings\x18\x03 \x03(\x0b\x32\x13.goti.api.v1.Rating\"-\n\x15SetDisplayNameRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\"=\n\x16SetDisplayNameResponse\x12#\n\x06player\x18\x01 \x01(\x0b\x32\x13.goti.api.v1.Player\"v\n\x06Rating\x12%\n\x07variant\x18\x01 \x01(\x0e\x32\x14.goti.api.v1.Variant\x12\x0e\n\x06rating\x18\x02 \x01(\x05\x12\x11\n\tdeviation\x18\x03 \x01(\x05\x12\x13\n\x0bprovisional\x18\x04 \x01(\x08\x12\r\n\x05games\x18\x05 \x01(\r2\xfd\x01\n\x0ePlayersService\x12P\n\x0b\x43reateGuest\x12\x1f.goti.api.v1.CreateGuestRequest\x1a .goti.api.v1.CreateGuestResponse\x12>\n\x05GetMe\x12\x19.goti.api.v1.GetMeRequest\x1a\x1a.goti.api.v1.GetMeResponse\x12Y\n\x0eSetDisplayName\x12\".goti.api.v1.SetDisplayNameRequest\x1a#.goti.api.v1.SetDisplayNameResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'goti.api.v1.players_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PLAYER']._serialized_start=42
-  _globals['_PLAYER']._serialized_end=91
-  _globals['_STREAKS']._serialized_start=93
-  _globals['_STREAKS']._serialized_end=143
-  _globals['_CREATEGUESTREQUEST']._serialized_start=145
-  _globals['_CREATEGUESTREQUEST']._serialized_end=187
-  _globals['_CREATEGUESTRESPONSE']._serialized_start=189
-  _globals['_CREATEGUESTRESPONSE']._serialized_end=269
-  _globals['_GETMEREQUEST']._serialized_start=271
-  _globals['_GETMEREQUEST']._serialized_end=285
-  _globals['_GETMERESPONSE']._serialized_start=287
-  _globals['_GETMERESPONSE']._serialized_end=378
-  _globals['_SETDISPLAYNAMEREQUEST']._serialized_start=380
-  _globals['_SETDISPLAYNAMEREQUEST']._serialized_end=425
-  _globals['_SETDISPLAYNAMERESPONSE']._serialized_start=427
-  _globals['_SETDISPLAYNAMERESPONSE']._serialized_end=488
-  _globals['_PLAYERSSERVICE']._serialized_start=491
-  _globals['_PLAYERSSERVICE']._serialized_end=744
+  _globals['_PLAYER']._serialized_start=66
+  _globals['_PLAYER']._serialized_end=115
+  _globals['_STREAKS']._serialized_start=117
+  _globals['_STREAKS']._serialized_end=167
+  _globals['_CREATEGUESTREQUEST']._serialized_start=169
+  _globals['_CREATEGUESTREQUEST']._serialized_end=211
+  _globals['_CREATEGUESTRESPONSE']._serialized_start=213
+  _globals['_CREATEGUESTRESPONSE']._serialized_end=293
+  _globals['_GETMEREQUEST']._serialized_start=295
+  _globals['_GETMEREQUEST']._serialized_end=309
+  _globals['_GETMERESPONSE']._serialized_start=312
+  _globals['_GETMERESPONSE']._serialized_end=441
+  _globals['_SETDISPLAYNAMEREQUEST']._serialized_start=443
+  _globals['_SETDISPLAYNAMEREQUEST']._serialized_end=488
+  _globals['_SETDISPLAYNAMERESPONSE']._serialized_start=490
+  _globals['_SETDISPLAYNAMERESPONSE']._serialized_end=551
+  _globals['_RATING']._serialized_start=553
+  _globals['_RATING']._serialized_end=671
+  _globals['_PLAYERSSERVICE']._serialized_start=674
+  _globals['_PLAYERSSERVICE']._serialized_end=927
 # @@protoc_insertion_point(module_scope)

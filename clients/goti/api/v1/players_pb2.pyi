@@ -15,8 +15,11 @@ reason INVALID_TOKEN. Tokens never appear in any response other than CreateGuest
 in events, listings or server logs. Player ids are public.
 """
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
+from goti.api.v1 import game_pb2 as _game_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -160,6 +163,7 @@ class GetMeResponse(_message.Message):
 
     PLAYER_FIELD_NUMBER: _builtins.int
     STREAKS_FIELD_NUMBER: _builtins.int
+    RATINGS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def player(self) -> Global___Player:
         """The player."""
@@ -168,15 +172,22 @@ class GetMeResponse(_message.Message):
     def streaks(self) -> Global___Streaks:
         """The player's streaks against the computer."""
 
+    @_builtins.property
+    def ratings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Rating]:
+        """The player's ratings, one per variant the player has a rating in (rated games between
+        people only, see MatchmakingService); none before the first rated game.
+        """
+
     def __init__(
         self,
         *,
         player: Global___Player | None = ...,
         streaks: Global___Streaks | None = ...,
+        ratings: _abc.Iterable[Global___Rating] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "streaks", b"streaks"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "streaks", b"streaks"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "ratings", b"ratings", "streaks", b"streaks"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -227,3 +238,41 @@ class SetDisplayNameResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SetDisplayNameResponse: _TypeAlias = SetDisplayNameResponse  # noqa: Y015
+
+@_typing.final
+class Rating(_message.Message):
+    """A player's Glicko-2 rating in one variant."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VARIANT_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    DEVIATION_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    variant: _game_pb2.Variant.ValueType
+    """The variant rated."""
+    rating: _builtins.int
+    """The rating, 1500 for a new player, rounded to a whole number."""
+    deviation: _builtins.int
+    """The rating deviation (how uncertain the rating is), 350 for a new player."""
+    provisional: _builtins.bool
+    """Whether the rating is still provisional (deviation 110 or more): show it with a `?`."""
+    games: _builtins.int
+    """Rated games finished in this variant."""
+    def __init__(
+        self,
+        *,
+        variant: _game_pb2.Variant.ValueType = ...,
+        rating: _builtins.int = ...,
+        deviation: _builtins.int = ...,
+        provisional: _builtins.bool = ...,
+        games: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deviation", b"deviation", "games", b"games", "provisional", b"provisional", "rating", b"rating", "variant", b"variant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Rating: _TypeAlias = Rating  # noqa: Y015

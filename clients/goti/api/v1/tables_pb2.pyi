@@ -209,6 +209,7 @@ class Seat(_message.Message):
     PLAYER_FIELD_NUMBER: _builtins.int
     COMPUTER_FIELD_NUMBER: _builtins.int
     COMPUTER_LEVEL_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
     color: _game_pb2.Color.ValueType
     """The seat's colour."""
     computer: _builtins.bool
@@ -221,6 +222,12 @@ class Seat(_message.Message):
     def player(self) -> _players_pb2.Player:
         """The player sitting there; unset while the seat is open."""
 
+    @_builtins.property
+    def rating(self) -> _players_pb2.Rating:
+        """The player's rating in the table's variant when seated; unset for the computer and in
+        pass-and-play.
+        """
+
     def __init__(
         self,
         *,
@@ -228,10 +235,11 @@ class Seat(_message.Message):
         player: _players_pb2.Player | None = ...,
         computer: _builtins.bool = ...,
         computer_level: _ai_pb2.Level.ValueType = ...,
+        rating: _players_pb2.Rating | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player", "rating", b"rating"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["color", b"color", "computer", b"computer", "computer_level", b"computer_level", "player", b"player"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["color", b"color", "computer", b"computer", "computer_level", b"computer_level", "player", b"player", "rating", b"rating"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -259,6 +267,7 @@ class Table(_message.Message):
     TURN_DEADLINE_FIELD_NUMBER: _builtins.int
     REMATCH_OFFERED_BY_FIELD_NUMBER: _builtins.int
     REMATCH_TABLE_ID_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table's id: random and unguessable, URL-safe, at most 32 characters. Used in every
     call about the table; anyone who has it may watch, so a private table stays private.
@@ -289,6 +298,10 @@ class Table(_message.Message):
     """The side whose player asked for a rematch; COLOR_UNSPECIFIED when none has."""
     rematch_table_id: _builtins.str
     """The id of the rematch's table, once the rematch has started; empty before."""
+    rated: _builtins.bool
+    """Whether the game counts for both players' ratings (tables paired by a rated Seek, and
+    their rematches).
+    """
     @_builtins.property
     def white(self) -> Global___Seat:
         """The White seat."""
@@ -330,10 +343,11 @@ class Table(_message.Message):
         turn_deadline: _timestamp_pb2.Timestamp | None = ...,
         rematch_offered_by: _game_pb2.Color.ValueType = ...,
         rematch_table_id: _builtins.str = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "created_at", b"created_at", "game", b"game", "turn_deadline", b"turn_deadline", "white", b"white"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "code", b"code", "created_at", b"created_at", "game", b"game", "join_url", b"join_url", "opponent", b"opponent", "rematch_offered_by", b"rematch_offered_by", "rematch_table_id", b"rematch_table_id", "seq", b"seq", "status", b"status", "table_id", b"table_id", "turn_deadline", b"turn_deadline", "turn_timer_seconds", b"turn_timer_seconds", "variant", b"variant", "visibility", b"visibility", "white", b"white"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "code", b"code", "created_at", b"created_at", "game", b"game", "join_url", b"join_url", "opponent", b"opponent", "rated", b"rated", "rematch_offered_by", b"rematch_offered_by", "rematch_table_id", b"rematch_table_id", "seq", b"seq", "status", b"status", "table_id", b"table_id", "turn_deadline", b"turn_deadline", "turn_timer_seconds", b"turn_timer_seconds", "variant", b"variant", "visibility", b"visibility", "white", b"white"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -352,6 +366,7 @@ class LobbyTable(_message.Message):
     HOST_FIELD_NUMBER: _builtins.int
     OPEN_COLOR_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    HOST_RATING_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table's id."""
     code: _builtins.str
@@ -370,6 +385,10 @@ class LobbyTable(_message.Message):
     def created_at(self) -> _timestamp_pb2.Timestamp:
         """When the table was created."""
 
+    @_builtins.property
+    def host_rating(self) -> _players_pb2.Rating:
+        """The host's rating in the table's variant; unset while the host has none."""
+
     def __init__(
         self,
         *,
@@ -380,10 +399,11 @@ class LobbyTable(_message.Message):
         host: _players_pb2.Player | None = ...,
         open_color: _game_pb2.Color.ValueType = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
+        host_rating: _players_pb2.Rating | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "host", b"host"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "host", b"host", "host_rating", b"host_rating"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "created_at", b"created_at", "host", b"host", "open_color", b"open_color", "table_id", b"table_id", "turn_timer_seconds", b"turn_timer_seconds", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "created_at", b"created_at", "host", b"host", "host_rating", b"host_rating", "open_color", b"open_color", "table_id", b"table_id", "turn_timer_seconds", b"turn_timer_seconds", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
