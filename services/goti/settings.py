@@ -427,6 +427,20 @@ class Settings:
         "Tables one player may create in a minute (0: no limit)",
         _count,
     )
+    seeks_per_minute: int = _env(
+        "GOTI_SEEKS_PER_MINUTE",
+        20,
+        "Seeks (Play online now) one player may start in a minute; resuming one is free "
+        "(0: no limit)",
+        _count,
+    )
+    seek_resume_seconds: int = _env(
+        "GOTI_SEEK_RESUME_SECONDS",
+        10,
+        "How long a seek whose stream dropped may be resumed with its request_id, keeping "
+        "the time it waited (it leaves the pool at once)",
+        _positive_count,
+    )
     guests_per_minute: int = _env(
         "GOTI_GUESTS_PER_MINUTE",
         20,

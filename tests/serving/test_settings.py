@@ -54,6 +54,8 @@ SAMPLES: dict[str, tuple[str, str, object]] = {
     "GOTI_TABLE_LOG_EVENTS": ("64", "table_log_events", 64),
     "GOTI_JOINS_PER_MINUTE": ("0", "joins_per_minute", 0),
     "GOTI_TABLES_PER_MINUTE": ("100", "tables_per_minute", 100),
+    "GOTI_SEEKS_PER_MINUTE": ("30", "seeks_per_minute", 30),
+    "GOTI_SEEK_RESUME_SECONDS": ("15", "seek_resume_seconds", 15),
     "GOTI_GUESTS_PER_MINUTE": ("5", "guests_per_minute", 5),
     "GOTI_IDLE_GUEST_DAYS": ("0", "idle_guest_days", 0),
     "GOTI_TRUSTED_PROXIES": (

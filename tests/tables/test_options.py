@@ -23,6 +23,8 @@ SETTINGS_TAKEN = {
     "tables_per_minute",
     "guests_per_minute",
     "table_log_events",
+    "seeks_per_minute",
+    "seek_resume_seconds",
 }
 """The settings the tables service is tuned with: a rename on either side shows here."""
 
@@ -64,6 +66,8 @@ def test_from_settings_takes_every_setting_and_overrides_on_top() -> None:
             "GOTI_TABLES_PER_MINUTE": "16",
             "GOTI_GUESTS_PER_MINUTE": "17",
             "GOTI_TABLE_LOG_EVENTS": "18",
+            "GOTI_SEEKS_PER_MINUTE": "19",
+            "GOTI_SEEK_RESUME_SECONDS": "20",
         }
     )
     options = TablesOptions.from_settings(chosen, guests_per_minute=0, timer_poll_seconds=0.05)

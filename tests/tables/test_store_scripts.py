@@ -8,7 +8,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from goti.tables import player_store, store
+from goti.tables import player_store, pool_store, store
 
 LUA_FOLDER = Path(store.__file__).parent / "lua"
 SHARED = "remembered_request.lua"
@@ -53,7 +53,7 @@ def test_every_script_starts_by_naming_its_keys_and_argv_positions() -> None:
 def test_the_stores_load_every_file_and_the_request_lookup_is_written_once() -> None:
     loaded = [
         value
-        for module in (store, player_store)
+        for module in (store, player_store, pool_store)
         for name, value in vars(module).items()
         if name.isupper() and name[0] == "_"
     ]

@@ -3,7 +3,8 @@ expiry — hands its events to this process's watchers, and says what must happe
 without doing it.
 
 What follows a commit is a :data:`FollowUp`: the computer's turn, claimed in the same commit,
-or a finished game to count in a player's streaks.  :mod:`goti.tables.followups` runs them.
+a finished game to count in a player's streaks, or a rated game to count in both players'
+ratings.  :mod:`goti.tables.followups` runs them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from goti.api.v1 import game_pb2, tables_pb2
-from goti.tables import events, keys, seating
+from goti.tables import events, keys, rated_games, seating
 from goti.tables.commands import Ruling
 from goti.tables.fanout import Fanout
 from goti.tables.loading import LoadedTable
@@ -41,7 +42,19 @@ class CountResult:
     lease_until_ms: int
 
 
-FollowUp = ComputerTurn | CountResult
+@dataclass(frozen=True, slots=True)
+class RateGame:
+    """A rated game between two people ended: count it in both players' ratings.  The
+    commit set the table's timer entry, held until ``lease_until_ms``, in case this replica
+    stops before it does."""
+
+    table_id: str
+    record: tables_pb2.Table
+    outcome: game_pb2.Outcome
+    lease_until_ms: int
+
+
+FollowUp = ComputerTurn | CountResult | RateGame
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +137,8 @@ class Committer:
         computer = seating.computer_color(updated)
         if computer is not None and view is not None and view.HasField("outcome"):
             return Settled(committed, CountResult(loaded.table_id, updated, view.outcome, due))
+        if view is not None and view.HasField("outcome") and rated_games.rated_players(updated):
+            return Settled(committed, RateGame(loaded.table_id, updated, view.outcome, due))
         if timer is TimerUpdate.SET and computer == to_move:
             return Settled(committed, ComputerTurn(after, due))
         return Settled(committed)
@@ -163,8 +178,8 @@ class Committer:
         turn deadline."""
         computer = seating.computer_color(record)
         if record.status == tables_pb2.TABLE_STATUS_FINISHED:
-            if computer is not None:
-                # The game still has to be counted in the player's streaks.
+            if computer is not None or rated_games.rated_players(record) is not None:
+                # The game still has to be counted in the player's streaks or the ratings.
                 return TimerUpdate.SET, now + self._lease_ms, None
             return TimerUpdate.CLEAR, 0, None
         if record.status == tables_pb2.TABLE_STATUS_WAITING:

@@ -267,7 +267,7 @@ def table_message(
 def lobby_table(table_id: str, record: tables_pb2.Table) -> tables_pb2.LobbyTable:
     """An open public table as the lobby lists it."""
     color = seating.open_color(record)
-    return tables_pb2.LobbyTable(
+    listing = tables_pb2.LobbyTable(
         table_id=table_id,
         code=record.code,
         variant=record.variant,
@@ -276,6 +276,12 @@ def lobby_table(table_id: str, record: tables_pb2.Table) -> tables_pb2.LobbyTabl
         open_color=game_pb2.COLOR_UNSPECIFIED if color is None else color,
         created_at=record.created_at,
     )
+    for host_color in seating.COLORS:
+        seat = seating.seat(record, host_color)
+        if seat.HasField("player") and seat.HasField("rating"):
+            listing.host_rating.CopyFrom(seat.rating)
+            break
+    return listing
 
 
 def lobby_opened(listing: tables_pb2.LobbyTable) -> bytes:

@@ -1,5 +1,6 @@
 """What the server does by itself: the computer's turn, a move for a player whose time ran
-out, a waiting table cleared away, a finished game counted in a player's streaks.
+out, a waiting table cleared away, a finished game counted in a player's streaks, a rated
+game counted in both players' ratings.
 
 Each is an entry in the store's timers, done by :meth:`FollowUps.handle_due` under the lease
 of whichever replica claimed it; a commit that calls for one (:data:`FollowUp`) hands it to
@@ -11,23 +12,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable, Coroutine
+from typing import Final
 
 from goti.api.v1 import ai_pb2, game_pb2, referee_pb2, tables_pb2
-from goti.tables import events, seating
+from goti.ratings import both_after_game
+from goti.tables import events, rated_games, seating
 from goti.tables.background import cancel_and_wait
 from goti.tables.commands import Ruling
-from goti.tables.committing import Committer, ComputerTurn, CountResult, FollowUp
+from goti.tables.committing import Committer, ComputerTurn, CountResult, FollowUp, RateGame
 from goti.tables.loading import LoadedTable, TableReader
 from goti.tables.options import TablesOptions
 from goti.tables.peer_errors import peer_refusals
 from goti.tables.peers import ComputerPlayer, PeerRefusedError, PeerUnavailableError, Referee
-from goti.tables.player_store import PlayerStore
+from goti.tables.player_store import GameRatings, PlayerStore, RatedGameOutcome
 from goti.tables.redis_calls import StoreUnavailableError
 from goti.tables.refusals import CallRefusedError
 from goti.tables.store import StaleSeqError, TableNotFoundError, TableStore
 
 log = logging.getLogger(__name__)
+
+_RATING_ATTEMPTS: Final = 8
+"""Reads and writes of a rated game's ratings before leaving it to the timer: each retry
+follows a rating that moved meanwhile (the same player's other game ending at once)."""
 
 
 class FollowUps:
@@ -60,6 +68,10 @@ class FollowUps:
         turn in the background."""
         if isinstance(follow_up, CountResult):
             await self._count_result(
+                follow_up.table_id, follow_up.record, follow_up.outcome, follow_up.lease_until_ms
+            )
+        elif isinstance(follow_up, RateGame):
+            await self._rate_game(
                 follow_up.table_id, follow_up.record, follow_up.outcome, follow_up.lease_until_ms
             )
         elif isinstance(follow_up, ComputerTurn):
@@ -142,6 +154,7 @@ class FollowUps:
         if record.status == tables_pb2.TABLE_STATUS_FINISHED:
             if state.HasField("outcome"):
                 await self._count_result(table_id, record, state.outcome, lease_until_ms)
+                await self._rate_game(table_id, record, state.outcome, lease_until_ms)
             await self._store.release(table_id, lease_until_ms)
             return
         to_move = state.position.turn
@@ -248,3 +261,40 @@ class FollowUps:
         except Exception:
             # The timer entry stays: whichever replica claimed it counts the game then.
             log.warning("could not count a finished game in the streaks yet", exc_info=True)
+
+    async def _rate_game(
+        self, table_id: str, record: tables_pb2.Table, outcome: game_pb2.Outcome, lease: int
+    ) -> None:
+        """Count a rated game between people in both ratings, once: computed from the ratings
+        as read, written only if neither moved since (else read again)."""
+        players = rated_games.rated_players(record)
+        if players is None:
+            return
+        try:
+            for _ in range(_RATING_ATTEMPTS):
+                before = await self._player_store.rating_fields(players, record.variant)
+                white, black = (rated_games.StoredRating.decode(value) for value in before)
+                white_after, black_after = both_after_game(
+                    white.rating, black.rating, rated_games.white_score(outcome)
+                )
+                done = await self._player_store.rate_game(
+                    GameRatings(
+                        table_id,
+                        record.variant,
+                        players,
+                        (before[0], before[1]),
+                        (white.after(white_after), black.after(black_after)),
+                    ),
+                    # A finished table is kept this long after its last change, and may
+                    # hand its timer over for a lease after that change.
+                    remember_seconds=self._options.finished_table_seconds
+                    + 2 * math.ceil(self._options.timer_lease_seconds),
+                    lease_until_ms=lease,
+                    now_ms=self._clock_ms(),
+                )
+                if done is not RatedGameOutcome.MOVED:
+                    return
+            log.warning("the ratings of table %s kept moving; the timer retries", table_id)
+        except Exception:
+            # The timer entry stays: whichever replica claimed it rates the game then.
+            log.warning("could not count a rated game in the ratings yet", exc_info=True)

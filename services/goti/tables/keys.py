@@ -68,6 +68,18 @@ def player_request(player_id: str, request_id: str) -> str:
     return f"{PREFIX}{{p:{player_id}}}:request:{request_id}"
 
 
+def player_rated_games(player_id: str) -> str:
+    """Sorted set: the rated games already counted in the player's ratings (table id ->
+    when it was last asked about, ms), as long as their tables could ask again."""
+    return f"{PREFIX}{{p:{player_id}}}:rated"
+
+
+def leaderboard(variant_name: str) -> str:
+    """Sorted set: player id -> rating, for the players of a variant (``english``,
+    ``russian``) whose rating is no longer provisional."""
+    return f"{PREFIX}leaderboard:{variant_name}"
+
+
 def rate_limit(player_id: str, action: str) -> str:
     """String counter: how often a player did ``action`` in the current window."""
     return f"{PREFIX}{{p:{player_id}}}:rate:{action}"
@@ -76,3 +88,35 @@ def rate_limit(player_id: str, action: str) -> str:
 def address_rate_limit(address: str, action: str) -> str:
     """String counter: how often a client address did ``action`` in the current window."""
     return f"{PREFIX}rate:{action}:{address}"
+
+
+def seek_pool(variant: int, timer: int, rated: bool) -> str:
+    """Sorted set: the players waiting in one pool (a variant, a ``SeekTimer`` and rated or
+    casual) -> their rating."""
+    return f"{PREFIX}pool:{variant}:{timer}:{'rated' if rated else 'casual'}"
+
+
+def seek_pool_seekers(pool: str) -> str:
+    """Hash: a pool's waiting player id -> when its wait began (ms) and its last opponent."""
+    return f"{pool}:seekers"
+
+
+def seek_pool_lease(pool: str) -> str:
+    """String: the replica pairing the pool now, until the key expires."""
+    return f"{pool}:lease"
+
+
+def seeker(player_id: str) -> str:
+    """Hash: a player's seek (request id, pool, rating, when it began, waiting / left /
+    paired and the table), kept a few seconds after its stream ends, so that it resumes."""
+    return f"{PREFIX}{{p:{player_id}}}:seek"
+
+
+def seeker_channel(player_id: str) -> str:
+    """Pub/sub: wakes the player's seek stream when it is paired."""
+    return f"{PREFIX}{{p:{player_id}}}:seek:wake"
+
+
+def paired_table(player_id: str) -> str:
+    """Hash: the table the player's last seek paired them at, and the opponent there."""
+    return f"{PREFIX}{{p:{player_id}}}:paired"

@@ -70,6 +70,22 @@ class GameRecord:
     black: tables_pb2.Seat
 
 
+def rating_tags(record: tables_pb2.Table) -> dict[str, str]:
+    """The players' ratings as PDN tags, as they were when seated: ``WhiteRating`` and
+    ``BlackRating``, with a ``?`` after a provisional one.
+
+    PDN 3.0 (pdn.fmjd.org, "PDN Tags") predefines no rating tag and allows tags of one's
+    own; PGN's ``WhiteElo`` and ``BlackElo`` (its section 9.1.2) are FIDE Elo ratings, which
+    a Glicko-2 rating is not, so Goti names its own.
+    """
+    tags: dict[str, str] = {}
+    for name, seat in (("White", record.white), ("Black", record.black)):
+        if seat.HasField("rating"):
+            mark = "?" if seat.rating.provisional else ""
+            tags[f"{name}Rating"] = f"{seat.rating.rating}{mark}"
+    return tags
+
+
 def table_not_found(table_id: str, field: str = "table_id") -> CallRefusedError:
     return CallRefusedError.of(
         errors_pb2.ERROR_REASON_TABLE_NOT_FOUND,
@@ -137,6 +153,7 @@ class TableReader:
             "White": record.white.player.display_name or "?",
             "Black": record.black.player.display_name or "?",
         }
+        tags.update(rating_tags(record))
         with peer_refusals():
             view, pdn = await asyncio.gather(
                 self._referee.describe(loaded.state),

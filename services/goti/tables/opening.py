@@ -81,7 +81,13 @@ class TableOpener:
             return await self._created_before(player_id, earlier, marker)
         try:
             await self._rate_limit(player_id, "create", self._options.tables_per_minute)
-            seat = await self._players.seat(player_id)
+            # A rating is shown only where it could count: a game between two people.
+            seat = await self._players.seat(
+                player_id,
+                rated_in=variant or game_pb2.VARIANT_ENGLISH
+                if opponent in (tables_pb2.OPPONENT_UNSPECIFIED, tables_pb2.OPPONENT_HUMAN)
+                else None,
+            )
             with peer_refusals():
                 started = await self._referee.start_game(variant or game_pb2.VARIANT_ENGLISH)
             now = self._clock_ms()
@@ -188,8 +194,23 @@ class TableOpener:
         now = self._clock_ms()
         table_id = seating.new_table_id()
         rematch = seating.rematch_table(record, code="", created_ms=now)
+        await self._reseat_rated(rematch, rated=record.rated)
         loaded = await self._open(table_id, rematch, started, now)
         return self._reader.shown(table_id, loaded.record, started.view, player_id, seq=0)
+
+    async def _reseat_rated(self, rematch: tables_pb2.Table, *, rated: bool) -> None:
+        """A rematch keeps its table's ``rated`` flag, and its seats show the players'
+        ratings as the game just finished left them."""
+        rematch.rated = rated
+        for color in seating.COLORS:
+            seat = seating.seat(rematch, color)
+            if not seat.HasField("rating"):
+                continue
+            try:
+                fresh = await self._players.seat(seat.player.player_id, rated_in=rematch.variant)
+            except CallRefusedError:
+                continue  # a player gone meanwhile keeps the rating the last game showed
+            seat.rating.CopyFrom(fresh.rating)
 
     async def discard_quietly(self, table: tables_pb2.Table) -> None:
         """Discard a new table nobody will use (a rematch whose change did not land)."""
@@ -215,7 +236,7 @@ class TableOpener:
                     errors_pb2.ERROR_REASON_TABLE_FULL,
                     "both seats of this table are taken: you may watch it instead",
                 )
-            seat = await self._players.seat(player_id)
+            seat = await self._players.seat(player_id, rated_in=record.variant)
             seat.color = color
             joined = tables_pb2.Table()
             joined.CopyFrom(record)

@@ -34,6 +34,18 @@ class TablesOptions:
     heartbeat_seconds: float = _DEFAULTS.heartbeat_seconds
     joins_per_minute: int = _DEFAULTS.joins_per_minute
     tables_per_minute: int = _DEFAULTS.tables_per_minute
+    seeks_per_minute: int = _DEFAULTS.seeks_per_minute
+    seek_resume_seconds: int = _DEFAULTS.seek_resume_seconds
+    seek_poll_seconds: float = 0.5
+    """How often a waiting seek's stream looks at its pool and its own record (the fallback
+    for a lost wake-up)."""
+    seek_heartbeat_seconds: float = 5.0
+    """The longest a waiting seek's stream goes without a message."""
+    pairing_poll_seconds: float = 0.2
+    """How often each replica pairs the pools it holds."""
+    pairing_lease_seconds: float = 3.0
+    """How long a replica holds a pool it pairs; a stopped replica's pools pass to another
+    once it ends."""
     guests_per_minute: int = _DEFAULTS.guests_per_minute
     table_log_events: int = _DEFAULTS.table_log_events
     min_turn_timer_seconds: int = MIN_TURN_TIMER_SECONDS

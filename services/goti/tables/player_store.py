@@ -1,5 +1,6 @@
-"""Players in Redis: each guest's hash (its token digest, name and streaks), the games
-already counted in its streaks, and the rate-limit counters.
+"""Players in Redis: each guest's hash (its token digest, name, streaks and ratings), the
+games already counted in its streaks and ratings, the leaderboards, and the rate-limit
+counters.
 
 Apart from the tables (:mod:`goti.tables.store`) because nothing a player does is part of a
 table's compare-and-set: a player's keys change on their own, each in one call or script.
@@ -7,19 +8,47 @@ table's compare-and-set: a player's keys change on their own, each in one call o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, cast
 
 from redis.asyncio import Redis
 
+from goti.ratings import Rating
 from goti.tables import keys
+from goti.tables.rated_games import StoredRating, leaderboard_score, rating_field, variant_name
 from goti.tables.redis_calls import as_bytes, flatten, lua_script, reachable
 
 _HIT: Final = lua_script("hit")
 _RECORD_RESULT: Final = lua_script("record_result")
 _NEW_PLAYER: Final = lua_script("new_player")
 _UPDATE_PLAYER: Final = lua_script("update_player")
+_RATE_GAME: Final = lua_script("rate_game")
+
+
+class RatedGameOutcome(enum.Enum):
+    """What :meth:`PlayerStore.rate_game` did."""
+
+    COUNTED = 1
+    """Both ratings written, the game marked counted."""
+    COUNTED_BEFORE = 0
+    """The game was counted before: nothing written."""
+    MOVED = -1
+    """A rating changed since it was read: nothing written; read again and retry."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameRatings:
+    """A rated game's two players, their ratings as read and as the game leaves them."""
+
+    table_id: str
+    variant: int
+    player_ids: tuple[str, str]
+    """White's, then Black's."""
+    before: tuple[bytes, bytes]
+    """The rating fields as read (empty for none), compared before anything is written."""
+    after: tuple[StoredRating, StoredRating]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +68,7 @@ class PlayerStore:
         self._record_result = redis.register_script(_RECORD_RESULT)
         self._new_player = redis.register_script(_NEW_PLAYER)
         self._update_player = redis.register_script(_UPDATE_PLAYER)
+        self._rate_game = redis.register_script(_RATE_GAME)
 
     async def create_player(
         self, player_id: str, fields: Mapping[str, bytes], *, keep_seconds: int = 0
@@ -95,3 +125,106 @@ class PlayerStore:
         milliseconds until the window ends."""
         with reachable():
             return int(await self._hit(keys=[key], args=[limit, window_ms]))
+
+    # -- ratings --------------------------------------------------------------------------
+
+    async def rating(self, player_id: str, variant: int) -> Rating:
+        """The player's current rating in ``variant``; a new player's when none is kept."""
+        return (await self.stored_rating(player_id, variant)).rating
+
+    async def stored_rating(self, player_id: str, variant: int) -> StoredRating:
+        """The player's rating in ``variant`` with its rated games; a new player's when none."""
+        with reachable():
+            value = await self._redis.hget(keys.player(player_id), rating_field(variant))
+        return StoredRating.decode(None if value is None else as_bytes(value))
+
+    async def rating_fields(self, player_ids: Sequence[str], variant: int) -> list[bytes]:
+        """The players' rating fields in ``variant`` as kept (empty for none), one round trip."""
+        with reachable():
+            async with self._redis.pipeline(transaction=False) as pipeline:
+                for player_id in player_ids:
+                    pipeline.hget(keys.player(player_id), rating_field(variant))
+                values = await pipeline.execute()
+        return [b"" if value is None else as_bytes(value) for value in values]
+
+    async def rate_game(
+        self,
+        game: GameRatings,
+        *,
+        remember_seconds: int,
+        lease_until_ms: int | None,
+        now_ms: int,
+    ) -> RatedGameOutcome:
+        """Write a rated game's new ratings, update the leaderboard and mark the game counted,
+        all at once and only if the game was not counted before and neither rating moved since
+        it was read; then drop the game's timer entry held until ``lease_until_ms``."""
+        white, black = game.player_ids
+        scores = [_leaderboard_arg(stored) for stored in game.after]
+        with reachable():
+            done = await self._rate_game(
+                keys=[
+                    keys.player(white),
+                    keys.player(black),
+                    keys.player_rated_games(white),
+                    keys.player_rated_games(black),
+                    keys.leaderboard(variant_name(game.variant)),
+                    keys.TIMERS,
+                ],
+                args=[
+                    game.table_id,
+                    rating_field(game.variant),
+                    *game.before,
+                    *(stored.encode() for stored in game.after),
+                    *scores,
+                    remember_seconds,
+                    "" if lease_until_ms is None else lease_until_ms,
+                    white,
+                    black,
+                    now_ms,
+                ],
+            )
+        return RatedGameOutcome(int(done))
+
+    async def leaderboard_top(self, variant: int, count: int) -> list[str]:
+        """The ids of the ``count`` best-rated players on the variant's leaderboard, best first."""
+        with reachable():
+            found = await self._redis.zrevrange(
+                keys.leaderboard(variant_name(variant)), 0, count - 1
+            )
+        return [as_bytes(player_id).decode() for player_id in found]
+
+    async def leaderboard_rank(self, variant: int, player_id: str) -> int | None:
+        """The player's place on the variant's leaderboard counting from 0; None when absent."""
+        with reachable():
+            rank = await self._redis.zrevrank(keys.leaderboard(variant_name(variant)), player_id)
+        return None if rank is None else int(cast(int, rank))
+
+    async def names_and_ratings(
+        self, player_ids: Sequence[str], variant: int
+    ) -> list[tuple[str, StoredRating] | None]:
+        """Each player's name and rating in ``variant``; None for a player that is gone."""
+        with reachable():
+            async with self._redis.pipeline(transaction=False) as pipeline:
+                for player_id in player_ids:
+                    pipeline.hmget(keys.player(player_id), ["name", rating_field(variant)])
+                replies = await pipeline.execute()
+        found: list[tuple[str, StoredRating] | None] = []
+        for name, value in replies:
+            if name is None:
+                found.append(None)
+            else:
+                kept = None if value is None else as_bytes(value)
+                found.append((as_bytes(name).decode(), StoredRating.decode(kept)))
+        return found
+
+    async def drop_from_leaderboard(self, variant: int, player_ids: Sequence[str]) -> None:
+        """Take players off the variant's leaderboard (players that are gone)."""
+        if player_ids:
+            with reachable():
+                await self._redis.zrem(keys.leaderboard(variant_name(variant)), *player_ids)
+
+
+def _leaderboard_arg(stored: StoredRating) -> str:
+    """A player's leaderboard score as the rating script takes it ('' to leave them off)."""
+    score = leaderboard_score(stored)
+    return "" if score is None else repr(score)

@@ -29,13 +29,14 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from goti.api.v1 import errors_pb2, players_pb2, tables_pb2
 from goti.settings import IpNetwork, Settings
 from goti.tables import keys
 from goti.tables.player_store import PlayerStore
+from goti.tables.rated_games import VARIANT_NAMES, StoredRating, rating_field, rating_message
 from goti.tables.refusals import CallRefusedError
 
 PLAYER_ID_BYTES: Final = 12
@@ -60,10 +61,16 @@ _GONE: Final = (
 
 @dataclass(frozen=True, slots=True)
 class Me:
-    """A player and their streaks against the computer."""
+    """A player, their streaks against the computer and their ratings."""
 
     player: players_pb2.Player
     streaks: players_pb2.Streaks
+    ratings: dict[int, StoredRating] = field(default_factory=dict)
+    """Variant -> rating, for the variants the player has played a rated game in."""
+
+    def rating_messages(self) -> list[players_pb2.Rating]:
+        """The ratings as the API shows them, in the order of the variants."""
+        return [rating_message(variant, stored) for variant, stored in sorted(self.ratings.items())]
 
 
 def _digest(secret: str) -> bytes:
@@ -286,7 +293,7 @@ class Players:
         return player_id
 
     async def me(self, player_id: str) -> Me:
-        """A player with their streaks."""
+        """A player with their streaks and ratings."""
         stored = await self._store.load_player(player_id)
         if stored is None:
             raise CallRefusedError.of(errors_pb2.ERROR_REASON_INVALID_TOKEN, _GONE)
@@ -297,11 +304,21 @@ class Players:
                 win_streak=int(fields.get("win_streak", b"0")),
                 best_streak=int(fields.get("best_streak", b"0")),
             ),
+            {
+                variant: StoredRating.decode(fields[rating_field(variant)])
+                for variant in VARIANT_NAMES
+                if rating_field(variant) in fields
+            },
         )
 
-    async def seat(self, player_id: str) -> tables_pb2.Seat:
-        """A seat for the player, with the name they have now."""
-        return tables_pb2.Seat(player=(await self.me(player_id)).player)
+    async def seat(self, player_id: str, *, rated_in: int | None = None) -> tables_pb2.Seat:
+        """A seat for the player, with the name they have now and, when ``rated_in`` names a
+        variant, their rating in it (a new player's when they have none yet)."""
+        me = await self.me(player_id)
+        seat = tables_pb2.Seat(player=me.player)
+        if rated_in is not None:
+            seat.rating.CopyFrom(rating_message(rated_in, me.ratings.get(rated_in, StoredRating())))
+        return seat
 
     async def set_display_name(self, player_id: str, name: str) -> players_pb2.Player:
         """Rename a player (tables already seated keep the old name)."""

@@ -27,15 +27,19 @@ from goti.settings import Settings
 from goti.tables.committing import Committer
 from goti.tables.fanout import Fanout
 from goti.tables.followups import FollowUps
+from goti.tables.leaderboard import Leaderboard
 from goti.tables.loading import LoadedTable, TableReader
+from goti.tables.matchmaking_servicer import MatchmakingServicer, bind_matchmaking
 from goti.tables.opening import TableOpener
 from goti.tables.options import TablesOptions
 from goti.tables.peers import ComputerPlayer, Referee
 from goti.tables.player_store import PlayerStore
 from goti.tables.players import GuestPolicy, Players
 from goti.tables.playing import CommandRunner
+from goti.tables.pool_store import PoolStore
 from goti.tables.recent import RecentTables
 from goti.tables.restoring import Restorer
+from goti.tables.seeking import PairingWorker, Seeking
 from goti.tables.servicer import PlayersServicer, TablesServicer, bind_services
 from goti.tables.store import TableStore
 from goti.tables.timers import TimerWorker
@@ -84,6 +88,9 @@ class TablesRuntime:
         follow_ups: FollowUps,
         fanout: Fanout,
         worker: TimerWorker,
+        matchmaking_servicer: MatchmakingServicer,
+        seeking: Seeking,
+        pairing: PairingWorker,
     ) -> None:
         self.store = store
         # One pair of servicers for every protocol: gRPC, and Connect and gRPC-Web on the
@@ -93,6 +100,9 @@ class TablesRuntime:
         self.follow_ups = follow_ups
         self.fanout = fanout
         self.worker = worker
+        self.matchmaking_servicer = matchmaking_servicer
+        self.seeking = seeking
+        self.pairing = pairing
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -188,27 +198,50 @@ class TablesRuntime:
             batch=options.timers_per_claim,
         )
         tables_servicer = TablesServicer(reader, opener, runner, players, watching)
-        return cls(store, tables_servicer, PlayersServicer(players), follow_ups, fanout, worker)
+        pools = PoolStore(redis)
+        seeking = Seeking(
+            pools, reader, players, fanout, options, clock_ms=clock_ms, ratings=player_store.rating
+        )
+        pairing = PairingWorker(pools, referee, players, options, clock_ms=clock_ms)
+        return cls(
+            store,
+            tables_servicer,
+            PlayersServicer(players),
+            follow_ups,
+            fanout,
+            worker,
+            MatchmakingServicer(players, seeking, Leaderboard(player_store)),
+            seeking,
+            pairing,
+        )
 
     def start(self) -> None:
         """Start reading pub/sub and polling the timers."""
         self.fanout.start()
         self.worker.start()
+        self.pairing.start()
 
     def bind(self, server: grpc.aio.Server) -> Sequence[str]:
-        """Add the tables and players services to ``server`` (the harness's bind)."""
-        return bind_services(server, self.tables_servicer, self.players_servicer)
+        """Add the tables, players and matchmaking services to ``server`` (the harness's
+        bind)."""
+        return [
+            *bind_services(server, self.tables_servicer, self.players_servicer),
+            bind_matchmaking(server, self.matchmaking_servicer),
+        ]
 
     async def drain(self) -> None:
         """At shutdown: stop claiming timers and end every watch stream with UNAVAILABLE, so
-        that clients reconnect to another replica (the harness's drain)."""
+        that clients reconnect to another replica (the harness's drain); stop pairing, the
+        pools' leases left to end by themselves."""
         await self.worker.stop()
+        await self.pairing.stop()
         await self.fanout.close()
 
     async def close(self) -> None:
         """Stop the background work; computer turns under way get a moment to finish, and
         what is cut short is left to another replica once its lease ends."""
         await self.worker.stop()
+        await self.pairing.stop()
         await self.fanout.close()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.follow_ups.finish(), _BACKGROUND_FINISH_SECONDS)

@@ -314,7 +314,9 @@ class PlayersServicer:
     async def GetMe(self, request: players_pb2.GetMeRequest, context: Context) -> Message:  # noqa: N802
         async def work() -> players_pb2.GetMeResponse:
             me = await self._players.me(await self._players.authenticate(_metadata(context)))
-            return players_pb2.GetMeResponse(player=me.player, streaks=me.streaks)
+            return players_pb2.GetMeResponse(
+                player=me.player, streaks=me.streaks, ratings=me.rating_messages()
+            )
 
         return await _answer(context, work())
 

@@ -1,0 +1,295 @@
+"""Seekers' pools in Redis: who waits in each pool, each player's seek, the pools' leases,
+and the one script that pairs two seekers at a new table.
+
+A pool is a sorted set of player ids scored by rating (:func:`goti.tables.keys.seek_pool`),
+beside a hash of when each wait began.  A player's seek is a hash of its own
+(:func:`goti.tables.keys.seeker`): its request id, its pool, its rating, when it began, and
+its state, the same on every replica: ``waiting``, ``left`` (its stream ended; kept a few
+seconds so that the same request id resumes it) or ``paired`` with a table.  A waiting seek
+is kept alive by its stream; one its stream stopped renewing (its replica died) is taken out
+of the pool by the next pairing that meets it.
+
+Every change is one Lua script, so a seeker is always either in its pool or at a table, never
+both and never neither, whatever fails when.  The store knows nothing of what the bytes mean.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final, cast
+
+from redis.asyncio import Redis
+
+from goti.tables import keys
+from goti.tables.redis_calls import as_bytes, flatten, lua_script, reachable
+
+_SEEK: Final = lua_script("seek")
+_SEEK_STATUS: Final = lua_script("seek_status")
+_LEAVE: Final = lua_script("leave")
+_LEASE: Final = lua_script("lease")
+_PAIR: Final = lua_script("pair")
+
+
+class SeekState(enum.Enum):
+    """Where a player's seek is, as every replica sees it."""
+
+    NONE = ""
+    WAITING = "waiting"
+    LEFT = "left"
+    PAIRED = "paired"
+
+
+class SeekInProgressError(Exception):
+    """Another seek of the player's is waiting."""
+
+
+class PairedBeforeError(Exception):
+    """This very seek was paired already (its stream dropped before it heard)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entered:
+    """A seek in its pool: when its wait began (ms), and whether it resumed an earlier one."""
+
+    entered_ms: int
+    resumed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SeekStatus:
+    """A seek as its stream finds it."""
+
+    state: SeekState
+    own: bool
+    """Whether the seek is still this stream's (a resumed stream elsewhere takes it over)."""
+    table_id: str
+    seekers_in_pool: int
+
+
+@dataclass(frozen=True, slots=True)
+class PoolEntry:
+    """One player waiting in a pool."""
+
+    player_id: str
+    rating: float
+    entered_ms: int
+    last_opponent: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeekRecord:
+    """A player's seek as kept: its request id, its state, and once paired its table and the
+    opponent's rating as the seek stored it."""
+
+    request_id: str
+    state: SeekState
+    table_id: str
+    opponent_rating: bytes
+
+
+class PairOutcome(enum.Enum):
+    """What a pairing did."""
+
+    PAIRED = "ok"
+    GONE = "gone"
+    """A seeker was no longer waiting there; nothing was written but its leaving the pool."""
+    TABLE_TAKEN = "taken"
+    """The table id or its code was taken: nothing was written; draw others and try again."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewTable:
+    """What :meth:`PoolStore.pair` writes as the paired seekers' table."""
+
+    table_id: str
+    code: str
+    fields: Mapping[str, bytes]
+    expire_seconds: int
+    timer_due_ms: int | None
+
+
+class PoolStore:
+    """The pools and the seeks in Redis."""
+
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+        self._seek = redis.register_script(_SEEK)
+        self._seek_status = redis.register_script(_SEEK_STATUS)
+        self._leave = redis.register_script(_LEAVE)
+        self._lease = redis.register_script(_LEASE)
+        self._pair = redis.register_script(_PAIR)
+
+    async def enter(
+        self,
+        player_id: str,
+        request_id: str,
+        pool: str,
+        *,
+        rating: float,
+        stored_rating: bytes,
+        now_ms: int,
+        stream: str,
+        kept_ms: int,
+        alive_ms: int,
+        last_opponent: str,
+    ) -> Entered:
+        """Put the player's seek in ``pool``, or resume it (the same request id and pool,
+        waiting or left a moment ago) with the time it began.
+
+        Raises :class:`SeekInProgressError` or :class:`PairedBeforeError`.
+        """
+        with reachable():
+            reply = await self._seek(
+                keys=[keys.seeker(player_id), pool, keys.seek_pool_seekers(pool)],
+                args=[
+                    player_id,
+                    request_id,
+                    pool,
+                    rating,
+                    stored_rating,
+                    now_ms,
+                    stream,
+                    kept_ms,
+                    now_ms + alive_ms,
+                    last_opponent,
+                ],
+            )
+        outcome = as_bytes(reply[0])
+        if outcome == b"in_progress":
+            raise SeekInProgressError(player_id)
+        if outcome == b"paired":
+            raise PairedBeforeError(player_id)
+        return Entered(int(reply[1]), resumed=outcome == b"resumed")
+
+    async def status(
+        self, player_id: str, pool: str, *, stream: str, kept_ms: int, alive_until_ms: int
+    ) -> SeekStatus:
+        """The seek's state and its pool's size, keeping the seek alive while it waits on
+        this stream."""
+        with reachable():
+            reply = await self._seek_status(
+                keys=[keys.seeker(player_id), pool], args=[stream, kept_ms, alive_until_ms]
+            )
+        return SeekStatus(
+            SeekState(as_bytes(reply[0]).decode()),
+            bool(int(reply[1])),
+            as_bytes(reply[2]).decode(),
+            int(reply[3]),
+        )
+
+    async def leave(self, player_id: str, pool: str, *, stream: str, kept_ms: int) -> bool:
+        """Take a waiting seek of this stream's out of its pool, keeping its record
+        ``kept_ms`` for a resume; False when it was paired meanwhile (or is not this
+        stream's)."""
+        with reachable():
+            left = await self._leave(
+                keys=[keys.seeker(player_id), pool, keys.seek_pool_seekers(pool)],
+                args=[player_id, stream, kept_ms],
+            )
+        return bool(left)
+
+    async def seek_record(self, player_id: str) -> SeekRecord | None:
+        """The player's seek as kept, if it is."""
+        with reachable():
+            request_id, state, table_id, rating = await self._redis.hmget(
+                keys.seeker(player_id), ["request", "state", "table", "opponent_rating"]
+            )
+        if request_id is None:
+            return None
+        return SeekRecord(
+            as_bytes(request_id).decode(),
+            SeekState("" if state is None else as_bytes(state).decode()),
+            "" if table_id is None else as_bytes(table_id).decode(),
+            b"" if rating is None else as_bytes(rating),
+        )
+
+    async def paired_table(self, player_id: str) -> tuple[str, str] | None:
+        """The table the player's last seek paired them at and the opponent there."""
+        with reachable():
+            table_id, opponent = await self._redis.hmget(
+                keys.paired_table(player_id), ["table", "opponent"]
+            )
+        if table_id is None:
+            return None
+        return as_bytes(table_id).decode(), "" if opponent is None else as_bytes(opponent).decode()
+
+    async def sizes(self, pools: list[str]) -> list[int]:
+        """How many wait in each pool."""
+        with reachable():
+            async with self._redis.pipeline(transaction=False) as pipeline:
+                for pool in pools:
+                    pipeline.zcard(pool)
+                return [int(size) for size in await pipeline.execute()]
+
+    async def hold(self, pool: str, holder: str, lease_ms: int) -> bool:
+        """Take or renew the pool's lease for ``holder``; False while another holds it."""
+        with reachable():
+            return bool(
+                await self._lease(keys=[keys.seek_pool_lease(pool)], args=[holder, lease_ms])
+            )
+
+    async def waiting(self, pool: str) -> list[PoolEntry]:
+        """Everyone waiting in the pool."""
+        with reachable():
+            async with self._redis.pipeline(transaction=False) as pipeline:
+                pipeline.zrange(pool, 0, -1, withscores=True)
+                pipeline.hgetall(keys.seek_pool_seekers(pool))
+                scored, seekers = await pipeline.execute()
+        waits = {as_bytes(name): as_bytes(value) for name, value in seekers.items()}
+        found = []
+        for name, score in cast(list[tuple[bytes, float]], scored):
+            entered, _, last_opponent = waits.get(as_bytes(name), b"0 ").partition(b" ")
+            found.append(
+                PoolEntry(as_bytes(name).decode(), score, int(entered), last_opponent.decode())
+            )
+        return found
+
+    async def pair(
+        self,
+        pool: str,
+        first: str,
+        second: str,
+        table: NewTable,
+        *,
+        now_ms: int,
+        kept_ms: int,
+        paired_kept_seconds: int,
+    ) -> PairOutcome:
+        """Pair two waiting seekers at ``table``, all or nothing (see ``lua/pair.lua``)."""
+        with reachable():
+            outcome = await self._pair(
+                keys=[
+                    pool,
+                    keys.seek_pool_seekers(pool),
+                    keys.seeker(first),
+                    keys.seeker(second),
+                    keys.table_state(table.table_id),
+                    keys.table_code(table.code),
+                    keys.TIMERS,
+                    keys.table_log(table.table_id),
+                    keys.table_requests(table.table_id),
+                    keys.paired_table(first),
+                    keys.paired_table(second),
+                ],
+                args=[
+                    first,
+                    second,
+                    pool,
+                    now_ms,
+                    kept_ms,
+                    table.table_id,
+                    table.expire_seconds,
+                    "" if table.timer_due_ms is None else table.timer_due_ms,
+                    paired_kept_seconds,
+                    keys.seeker_channel(first),
+                    keys.seeker_channel(second),
+                    *flatten(table.fields),
+                ],
+            )
+        if outcome == b"ok":
+            return PairOutcome.PAIRED
+        if outcome == b"gone":
+            return PairOutcome.GONE
+        return PairOutcome.TABLE_TAKEN

@@ -1,0 +1,410 @@
+"""Play online now: a player's seek stream, and the pairing every replica runs.
+
+:class:`Seeking` serves one ``Seek``: it refuses a second open seek and a player still at
+an unfinished paired table, puts the seek in its pool (:mod:`goti.tables.pool_store`), and
+streams ``SeekWaiting`` until the seek is paired, then the ``SeekPaired`` that ends it.  It
+listens on the seeker's channel for the wake-up a pairing publishes, and also looks at the
+seek's record every ``seek_poll_seconds``, so a lost wake-up costs at most that long.  When the
+stream ends unpaired the seek leaves its pool at once, its record kept
+``GOTI_SEEK_RESUME_SECONDS`` so that the same request id resumes it with its wait.
+
+:class:`PairingWorker` pairs the pools: each round it takes (or renews) the lease of each
+pool with someone in it, and pairs those it holds by :func:`goti.tables.pairing.pairs`, one
+Lua script a couple.  A stopped replica's leases end by themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final
+
+from goti.api.v1 import errors_pb2, game_pb2, matchmaking_pb2, players_pb2, tables_pb2
+from goti.ratings import Rating
+from goti.tables import keys, pairing, seating
+from goti.tables.background import cancel_and_wait
+from goti.tables.fanout import CLOSING, Fanout, FanoutClosedError
+from goti.tables.loading import TableReader
+from goti.tables.options import TablesOptions
+from goti.tables.peers import PeerUnavailableError, Referee
+from goti.tables.players import Players
+from goti.tables.pool_store import (
+    NewTable,
+    PairedBeforeError,
+    PairOutcome,
+    PoolEntry,
+    PoolStore,
+    SeekInProgressError,
+    SeekState,
+)
+from goti.tables.redis_calls import StoreUnavailableError
+from goti.tables.refusals import CallRefusedError
+
+log = logging.getLogger(__name__)
+
+TIMER_SECONDS: Final[dict[int, int]] = {
+    matchmaking_pb2.SEEK_TIMER_NONE: 0,
+    matchmaking_pb2.SEEK_TIMER_30_SECONDS: 30,
+    matchmaking_pb2.SEEK_TIMER_2_MINUTES: 120,
+}
+"""Each pool's turn timer, in seconds a move (0: none)."""
+VARIANTS: Final = (game_pb2.VARIANT_ENGLISH, game_pb2.VARIANT_RUSSIAN)
+_TABLE_ATTEMPTS: Final = 8
+_ALIVE_POLLS: Final = 4
+"""Polls a waiting seek's stream may miss before pairing takes it for gone (its replica
+stopped)."""
+_MAX_BACKOFF_SECONDS: Final = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """Where seekers wait to be paired: one variant, one turn timer, rated or casual."""
+
+    variant: game_pb2.Variant.ValueType
+    timer: matchmaking_pb2.SeekTimer.ValueType
+    rated: bool
+
+    @property
+    def key(self) -> str:
+        return keys.seek_pool(self.variant, self.timer, self.rated)
+
+    @property
+    def turn_timer_seconds(self) -> int:
+        return TIMER_SECONDS[self.timer]
+
+
+ALL_POOLS: Final = tuple(
+    Pool(variant, timer, rated)  # type: ignore[arg-type]
+    for variant in VARIANTS
+    for timer in TIMER_SECONDS
+    for rated in (False, True)
+)
+
+RatingSource = Callable[[str, game_pb2.Variant.ValueType], Awaitable[Rating]]
+"""A player's current rating in a variant."""
+
+
+async def new_player_rating(player_id: str, variant: game_pb2.Variant.ValueType) -> Rating:
+    """A new player's rating, for everyone: what a :class:`Seeking` pairs by unless given
+    the stored ratings (the runtime gives it :meth:`PlayerStore.rating`)."""
+    return Rating()
+
+
+def rating_message(rating: Rating, variant: int) -> players_pb2.Rating:
+    """A rating as the API shows it."""
+    return players_pb2.Rating(
+        variant=variant,  # type: ignore[arg-type]
+        rating=round(rating.rating),
+        deviation=round(rating.deviation),
+        provisional=rating.is_provisional,
+    )
+
+
+def _range_limits(rating: float, waited_ms: int) -> tuple[int, int]:
+    accepted = pairing.accepted_range(waited_ms)
+    if accepted is None:
+        return -(2**31), 2**31 - 1
+    return round(rating) - accepted, round(rating) + accepted
+
+
+class Seeking:
+    """Serves players' seek streams."""
+
+    def __init__(
+        self,
+        pools: PoolStore,
+        reader: TableReader,
+        players: Players,
+        fanout: Fanout,
+        options: TablesOptions,
+        *,
+        clock_ms: Callable[[], int],
+        ratings: RatingSource = new_player_rating,
+    ) -> None:
+        self._pools = pools
+        self._reader = reader
+        self._players = players
+        self._fanout = fanout
+        self._options = options
+        self._clock_ms = clock_ms
+        self.ratings = ratings
+        self._kept_ms = options.seek_resume_seconds * 1000
+        self._alive_ms = max(round(options.seek_poll_seconds * 1000) * _ALIVE_POLLS, 2000)
+
+    async def seek(
+        self, player_id: str, request_id: str, pool: Pool
+    ) -> AsyncGenerator[matchmaking_pb2.SeekResponse]:
+        """The seek's progress, ending with its pairing."""
+        await self._refuse_if_seated(player_id, request_id)
+        rating = await self.ratings(player_id, pool.variant)
+        shown_rating = rating_message(rating, pool.variant)
+        stream = secrets.token_urlsafe(12)
+        try:
+            async with self._fanout.listen(keys.seeker_channel(player_id), bytes.decode) as wake:
+                try:
+                    entered = await self._enter(
+                        player_id, request_id, pool, rating, shown_rating, stream
+                    )
+                except PairedBeforeError:
+                    yield await self._paired(player_id)
+                    return
+                try:
+                    last: tuple[int, int, int] | None = None
+                    last_sent = 0.0
+                    loop = asyncio.get_running_loop()
+                    while True:
+                        status = await self._pools.status(
+                            player_id,
+                            pool.key,
+                            stream=stream,
+                            kept_ms=self._kept_ms,
+                            alive_until_ms=self._clock_ms() + self._alive_ms,
+                        )
+                        if status.state is SeekState.PAIRED and status.own:
+                            yield await self._paired(player_id)
+                            return
+                        if not status.own or status.state is not SeekState.WAITING:
+                            return  # resumed by another stream of the player's
+                        waited = self._clock_ms() - entered
+                        low, high = _range_limits(rating.rating, waited)
+                        now = (status.seekers_in_pool, low, high)
+                        if (
+                            now != last
+                            or loop.time() - last_sent >= self._options.seek_heartbeat_seconds
+                        ):
+                            yield _waiting(now, waited, shown_rating)
+                            last, last_sent = now, loop.time()
+                        if await wake.next(self._options.seek_poll_seconds) is CLOSING:
+                            raise _shutting_down()
+                finally:
+                    await asyncio.shield(self._leave(player_id, pool, stream))
+        except FanoutClosedError:
+            raise _shutting_down() from None
+
+    async def _enter(
+        self,
+        player_id: str,
+        request_id: str,
+        pool: Pool,
+        rating: Rating,
+        shown: players_pb2.Rating,
+        stream: str,
+    ) -> int:
+        recorded = await self._pools.seek_record(player_id)
+        if recorded is None or recorded.request_id != request_id:
+            await self._players.enforce_rate_limit(
+                keys.rate_limit(player_id, "seek"),
+                self._options.seeks_per_minute,
+                "too many seeks in a minute",
+            )
+        last = await self._pools.paired_table(player_id)
+        try:
+            entered = await self._pools.enter(
+                player_id,
+                request_id,
+                pool.key,
+                rating=rating.rating,
+                stored_rating=shown.SerializeToString(),
+                now_ms=self._clock_ms(),
+                stream=stream,
+                kept_ms=self._kept_ms,
+                alive_ms=self._alive_ms,
+                last_opponent="" if last is None else last[1],
+            )
+        except SeekInProgressError:
+            raise CallRefusedError.of(
+                errors_pb2.ERROR_REASON_SEEK_IN_PROGRESS,
+                "another seek of yours is open: cancel it, or resume it with its request_id",
+            ) from None
+        return entered.entered_ms
+
+    async def _leave(self, player_id: str, pool: Pool, stream: str) -> None:
+        try:
+            await self._pools.leave(player_id, pool.key, stream=stream, kept_ms=self._kept_ms)
+        except StoreUnavailableError:
+            # Its record stops being renewed: the next pairing that meets it takes it out.
+            log.warning("could not take a seek out of its pool", exc_info=True)
+
+    async def _refuse_if_seated(self, player_id: str, request_id: str) -> None:
+        """Refuse a player at an unfinished table a seek paired them at, unless this is that
+        very seek resuming (it hears its table again)."""
+        last = await self._pools.paired_table(player_id)
+        if last is None:
+            return
+        table_id = last[0]
+        recorded = await self._pools.seek_record(player_id)
+        if (
+            recorded is not None
+            and recorded.request_id == request_id
+            and recorded.state is SeekState.PAIRED
+            and recorded.table_id == table_id
+        ):
+            return
+        try:
+            loaded = await self._reader.load(table_id)
+        except CallRefusedError as refusal:
+            if refusal.status.reason == "TABLE_NOT_FOUND":
+                return
+            raise
+        if loaded.record.status != tables_pb2.TABLE_STATUS_FINISHED:
+            raise CallRefusedError.of(
+                errors_pb2.ERROR_REASON_ALREADY_AT_TABLE,
+                "you are at an unfinished game: finish it (or resign) before seeking another",
+                tableId=table_id,
+            )
+
+    async def _paired(self, player_id: str) -> matchmaking_pb2.SeekResponse:
+        recorded = await self._pools.seek_record(player_id)
+        if recorded is None or recorded.state is not SeekState.PAIRED:
+            raise CallRefusedError.unavailable("the seek's table could not be read; seek again")
+        seated = await self._reader.get_table(recorded.table_id, player_id)
+        mine = seating.colors_of(seated.table, player_id)
+        other = seating.seat(seated.table, seating.opponent_color(mine[0]))
+        paired = matchmaking_pb2.SeekPaired(
+            table=seated.table,
+            your_role=seated.role,
+            opponent=other.player,
+            opponent_rating=players_pb2.Rating.FromString(recorded.opponent_rating),
+        )
+        return matchmaking_pb2.SeekResponse(paired=paired)
+
+
+def _waiting(
+    now: tuple[int, int, int], waited_ms: int, rating: players_pb2.Rating
+) -> matchmaking_pb2.SeekResponse:
+    count, low, high = now
+    waiting = matchmaking_pb2.SeekWaiting(
+        seekers_in_pool=count, min_rating=low, max_rating=high, rating=rating
+    )
+    waiting.waited.FromMilliseconds(max(waited_ms, 0))
+    return matchmaking_pb2.SeekResponse(waiting=waiting)
+
+
+def _shutting_down() -> CallRefusedError:
+    return CallRefusedError.unavailable(
+        "this server is shutting down: seek again on another replica with the same "
+        "request_id to keep your place"
+    )
+
+
+class PairingWorker:
+    """Pairs the pools this replica holds the lease of."""
+
+    def __init__(
+        self,
+        pools: PoolStore,
+        referee: Referee,
+        players: Players,
+        options: TablesOptions,
+        *,
+        clock_ms: Callable[[], int],
+    ) -> None:
+        self._pools = pools
+        self._referee = referee
+        self._players = players
+        self._options = options
+        self._clock_ms = clock_ms
+        self.holder = secrets.token_urlsafe(12)
+        """This replica's name on the leases it holds."""
+        self._lease_ms = round(options.pairing_lease_seconds * 1000)
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start pairing in the background."""
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        """Stop pairing; the leases held end by themselves, as a crashed replica's do."""
+        if self._task is not None:
+            await cancel_and_wait([self._task])
+            self._task = None
+
+    async def _run(self) -> None:
+        backoff = self._options.pairing_poll_seconds
+        while True:
+            try:
+                await self.pair_round()
+                backoff = self._options.pairing_poll_seconds
+            except (StoreUnavailableError, PeerUnavailableError) as error:
+                log.warning("pairing: %s", error)
+                backoff = min(backoff * 2, _MAX_BACKOFF_SECONDS)
+            await asyncio.sleep(backoff)
+
+    async def pair_round(self) -> None:
+        """Pair every pool this replica holds (or can take) once."""
+        sizes = await self._pools.sizes([pool.key for pool in ALL_POOLS])
+        for pool, size in zip(ALL_POOLS, sizes, strict=True):
+            # A pool of one is held too, so that its lease is ready when a second arrives.
+            held = size > 0 and await self._pools.hold(pool.key, self.holder, self._lease_ms)
+            if held and size >= 2:
+                await self._pair_pool(pool)
+
+    async def _pair_pool(self, pool: Pool) -> None:
+        now = self._clock_ms()
+        waiting = [_seeker(entry) for entry in await self._pools.waiting(pool.key)]
+        for first, second in pairing.pairs(waiting, now):
+            await self._pair(pool, first.player_id, second.player_id)
+
+    async def _pair(self, pool: Pool, first: str, second: str) -> None:
+        seats = [
+            await self._players.seat(first, rated_in=pool.variant),
+            await self._players.seat(second, rated_in=pool.variant),
+        ]
+        started = await self._referee.start_game(pool.variant)
+        for _ in range(_TABLE_ATTEMPTS):
+            now = self._clock_ms()
+            table = self._new_table(pool, seats, started.view.variant, now)
+            fields = {"table": table.SerializeToString(), "game": started.state.SerializeToString()}
+            outcome = await self._pools.pair(
+                pool.key,
+                first,
+                second,
+                NewTable(
+                    seating.new_table_id(),
+                    table.code,
+                    fields,
+                    self._options.idle_table_seconds,
+                    now + pool.turn_timer_seconds * 1000 if pool.turn_timer_seconds else None,
+                ),
+                now_ms=now,
+                kept_ms=self._options.seek_resume_seconds * 1000,
+                paired_kept_seconds=self._options.idle_table_seconds,
+            )
+            if outcome is not PairOutcome.TABLE_TAKEN:
+                return
+
+    def _new_table(
+        self,
+        pool: Pool,
+        seats: list[tables_pb2.Seat],
+        variant: game_pb2.Variant.ValueType,
+        now: int,
+    ) -> tables_pb2.Table:
+        """Both seekers seated, who moves first drawn at random, the game under way."""
+        record = seating.new_table(
+            creator=seats[0],
+            creator_color=seating.creator_color(variant, tables_pb2.STARTING_PLAYER_RANDOM),
+            variant=variant,
+            opponent=tables_pb2.OPPONENT_HUMAN,
+            visibility=tables_pb2.VISIBILITY_PRIVATE,
+            turn_timer_seconds=pool.turn_timer_seconds,
+            code=seating.new_code(),
+            created_ms=now,
+        )
+        color = seating.open_color(record)
+        assert color is not None, "a new table for a person has an open seat"
+        seats[1].color = color
+        seating.seat(record, color).CopyFrom(seats[1])
+        record.status = tables_pb2.TABLE_STATUS_PLAYING
+        record.rated = pool.rated
+        if pool.turn_timer_seconds:
+            record.turn_deadline.FromMilliseconds(now + pool.turn_timer_seconds * 1000)
+        return record
+
+
+def _seeker(entry: PoolEntry) -> pairing.Seeker:
+    return pairing.Seeker(entry.player_id, entry.rating, entry.entered_ms, entry.last_opponent)

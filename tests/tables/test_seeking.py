@@ -1,0 +1,387 @@
+"""Play online now through real tables replicas on one real Redis: seeks entered, paired
+across replicas, cancelled, resumed and refused; the pairing lease passing on when its
+replica stops."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import cast
+
+import grpc
+from redis.asyncio import Redis
+
+from goti.api.error_status import ErrorStatus
+from goti.api.v1 import game_pb2, matchmaking_pb2, matchmaking_pb2_grpc, tables_pb2
+from goti.ratings import Rating
+from goti.tables import keys, pairing
+from goti.tables.options import TablesOptions
+
+from .conftest import StartReplica, TablesReplica
+from .table_calls import (
+    Guest,
+    eventually,
+    first_legal,
+    new_guest,
+    new_request_id,
+    watching,
+)
+
+ENGLISH_UNTIMED = keys.seek_pool(game_pb2.VARIANT_ENGLISH, matchmaking_pb2.SEEK_TIMER_NONE, False)
+
+
+@dataclass
+class Seek:
+    """One seek stream, read in the background."""
+
+    guest: Guest
+    request_id: str
+    waiting: list[matchmaking_pb2.SeekWaiting] = field(default_factory=list)
+    paired: matchmaking_pb2.SeekPaired | None = None
+    error: grpc.aio.AioRpcError | None = None
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    entered_ms: float = 0.0
+    """When the seek began on the servers' clock (this machine's): the arrival of its first
+    waiting message less the wait it reports; a little late, by the message's transit."""
+
+    @property
+    def status(self) -> ErrorStatus:
+        assert self.error is not None, "the seek did not fail"
+        status = ErrorStatus.from_rpc_error(self.error)
+        assert status is not None, self.error.details()
+        return status
+
+
+@contextlib.asynccontextmanager
+async def seeking(
+    guest: Guest,
+    channel: grpc.aio.Channel,
+    *,
+    request_id: str | None = None,
+    variant: game_pb2.Variant.ValueType = game_pb2.VARIANT_ENGLISH,
+    timer: int = matchmaking_pb2.SEEK_TIMER_NONE,
+    rated: bool = False,
+) -> AsyncIterator[Seek]:
+    """Seek while the block runs; the stream is cancelled on the way out."""
+    stub = matchmaking_pb2_grpc.MatchmakingServiceStub(channel)
+    seek = Seek(guest, request_id or new_request_id())
+    call = stub.Seek(
+        matchmaking_pb2.SeekRequest(
+            request_id=seek.request_id,
+            variant=variant,
+            timer=timer,  # type: ignore[arg-type]
+            rated=rated,
+        ),
+        metadata=guest.metadata,
+    )
+
+    async def read() -> None:
+        try:
+            async for message in call:
+                if message.HasField("waiting"):
+                    if not seek.waiting:
+                        waited = message.waiting.waited.ToMilliseconds()
+                        seek.entered_ms = time.time() * 1000 - waited
+                    seek.waiting.append(message.waiting)
+                else:
+                    seek.paired = message.paired
+        except grpc.aio.AioRpcError as error:
+            if error.code() is not grpc.StatusCode.CANCELLED:
+                seek.error = error
+        finally:
+            seek.ended.set()
+
+    reader = asyncio.ensure_future(read())
+    try:
+        yield seek
+    finally:
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+
+
+async def until_waiting(seek: Seek) -> None:
+    await eventually(lambda: bool(seek.waiting) or seek.ended.is_set())
+    assert seek.waiting, f"the seek ended first: {seek.error}"
+
+
+async def until_paired(*seeks: Seek, timeout: float = 30.0) -> None:
+    await eventually(lambda: all(seek.ended.is_set() for seek in seeks), timeout)
+    for seek in seeks:
+        assert seek.paired is not None, f"not paired: {seek.error}"
+
+
+async def refused(guest: Guest, channel: grpc.aio.Channel, **fields: object) -> ErrorStatus:
+    """The status a seek fails with before it waits."""
+    async with seeking(guest, channel, **fields) as seek:  # type: ignore[arg-type]
+        await eventually(seek.ended.is_set)
+    assert not seek.waiting and seek.paired is None
+    assert seek.error is not None and seek.error.code() is not grpc.StatusCode.INTERNAL
+    return seek.status
+
+
+async def test_two_seekers_on_two_replicas_are_paired_within_a_second_and_play(
+    start_replica: StartReplica, redis: Redis
+) -> None:
+    first_replica, second_replica = await start_replica(), await start_replica()
+    ann = await new_guest(first_replica.channel, "Ann")
+    bob = await new_guest(second_replica.channel, "Bob")
+    loop = asyncio.get_running_loop()
+    async with (
+        seeking(ann, first_replica.channel, timer=matchmaking_pb2.SEEK_TIMER_30_SECONDS) as a,
+        seeking(bob, second_replica.channel, timer=matchmaking_pb2.SEEK_TIMER_30_SECONDS) as b,
+    ):
+        await until_waiting(a)
+        await until_waiting(b)
+        both_waiting = loop.time()
+        await until_paired(a, b)
+        took = loop.time() - both_waiting
+    assert took < 1.0, f"paired after {took:.2f} s"
+    assert a.paired is not None and b.paired is not None
+    table = a.paired.table
+    assert b.paired.table.table_id == table.table_id
+    assert table.status == tables_pb2.TABLE_STATUS_PLAYING
+    assert table.turn_timer_seconds == 30 and not table.rated
+    assert {a.paired.your_role, b.paired.your_role} == {
+        tables_pb2.ROLE_WHITE,
+        tables_pb2.ROLE_BLACK,
+    }
+    assert a.paired.opponent.player_id == bob.player_id
+    assert b.paired.opponent.player_id == ann.player_id
+    assert a.paired.opponent_rating.rating == 1500 and a.paired.opponent_rating.provisional
+    # Each seat shows its player's rating in the table's variant, a new player's here.
+    for seat in (table.white, table.black):
+        assert seat.rating.variant == game_pb2.VARIANT_ENGLISH
+        assert (seat.rating.rating, seat.rating.deviation) == (1500, 350)
+    timed = keys.seek_pool(game_pb2.VARIANT_ENGLISH, matchmaking_pb2.SEEK_TIMER_30_SECONDS, False)
+    assert await redis.zcard(timed) == 0
+    # Past the pairing: the player to move plays; the other sees it on the other replica.
+    to_move = table.game.turn.side
+    mover, mover_channel, other_channel = (
+        (ann, first_replica.channel, second_replica.channel)
+        if to_move == color_of(a.paired.your_role)
+        else (bob, second_replica.channel, first_replica.channel)
+    )
+    async with watching(other_channel, table.table_id, after_seq=table.seq) as watch:
+        await eventually(lambda: bool(watch.messages) or watch.ended.is_set())
+        played = await mover.on(mover_channel).play(
+            table.table_id, first_legal(table.game.turn), table.seq
+        )
+        await watch.until_seq(played.events[-1].seq)
+    assert watch.events[0].HasField("move_played")
+
+
+async def test_two_hundred_seekers_over_two_replicas_are_each_paired_once_within_the_rule(
+    start_replica: StartReplica, redis: Redis
+) -> None:
+    replicas = [await start_replica(), await start_replica()]
+    rng = random.Random(15)
+    ratings: dict[str, float] = {}
+
+    async def rating_of(player_id: str, variant: game_pb2.Variant.ValueType) -> Rating:
+        return Rating(rating=ratings[player_id], deviation=80.0)
+
+    for replica in replicas:
+        replica.runtime.seeking.ratings = rating_of
+    guests = []
+    for index in range(200):
+        replica = replicas[index % 2]
+        guest = await new_guest(replica.channel)
+        ratings[guest.player_id] = rng.gauss(1500, 250)
+        guests.append((guest, replica))
+    seeks: list[Seek] = []
+    overlooked: list[tuple[str, str, float]] = []
+    watcher = asyncio.ensure_future(watch_for_overlooked(redis, ratings, overlooked))
+    async with contextlib.AsyncExitStack() as stack:
+        for guest, replica in rng.sample(guests, len(guests)):
+            seeks.append(await stack.enter_async_context(seeking(guest, replica.channel)))
+            await asyncio.sleep(rng.uniform(0, 0.03))  # arrivals spread over a few seconds
+        await until_paired(*seeks, timeout=150.0)
+    watcher.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await watcher
+    assert not overlooked, f"left waiting beside a compatible seeker: {overlooked[:5]}"
+    by_player = {seek.guest.player_id: seek for seek in seeks}
+    tables: dict[str, set[str]] = {}
+    for seek in seeks:
+        assert seek.paired is not None
+        opponent = seek.paired.opponent.player_id
+        assert opponent != seek.guest.player_id
+        assert by_player[opponent].paired.opponent.player_id == seek.guest.player_id  # type: ignore[union-attr]
+        tables.setdefault(seek.paired.table.table_id, set()).add(seek.guest.player_id)
+        # Each is within the other's range at pairing time (the loop's clock is the
+        # servers' too; a second's grace for the time between the server and this reader).
+        paired_at = seek.paired.table.created_at.ToMilliseconds()
+        assert paired_at
+        gap = abs(ratings[opponent] - ratings[seek.guest.player_id])
+        for side in (seek, by_player[opponent]):
+            waited_ms = seek_waited_ms(side, paired_at)
+            accepted = pairing.accepted_range(waited_ms + 1000)
+            assert accepted is None or gap <= accepted + 1, (gap, waited_ms)
+    assert len(tables) == 100 and all(len(players) == 2 for players in tables.values())
+    assert await redis.zcard(ENGLISH_UNTIMED) == 0
+
+
+def compatible_from_ms(gap: float, first_entered_ms: int, second_entered_ms: int) -> int:
+    """When two seekers of this rating gap, waiting since these times, became compatible
+    under the widening rule."""
+    steps = max(0, -(-(gap - pairing.FIRST_RANGE) // pairing.WIDENING_STEP))
+    needed = min(int(steps) * pairing.WIDENING_EVERY_MS, pairing.ANYONE_AFTER_MS)
+    return max(first_entered_ms, second_entered_ms) + needed
+
+
+async def watch_for_overlooked(
+    redis: Redis, ratings: dict[str, float], overlooked: list[tuple[str, str, float]]
+) -> None:
+    """Read the pool over and over; note each couple still waiting there more than a couple
+    of seconds after they became compatible (pairing runs five times a second)."""
+    while True:
+        scored = cast(list[bytes], await redis.zrange(ENGLISH_UNTIMED, 0, -1))
+        waits = cast(
+            dict[bytes, bytes], await redis.hgetall(keys.seek_pool_seekers(ENGLISH_UNTIMED))
+        )
+        now_ms = time.time() * 1000
+        entered = {
+            name.decode(): int(waits[name].split(b" ")[0]) for name in scored if name in waits
+        }
+        players = sorted(entered, key=lambda player: ratings[player])
+        for index, low in enumerate(players):
+            for high in players[index + 1 :]:
+                gap = ratings[high] - ratings[low]
+                since = compatible_from_ms(gap, entered[low], entered[high])
+                if now_ms - since > 2000:
+                    overlooked.append((low, high, gap))
+        await asyncio.sleep(0.1)
+
+
+def seek_waited_ms(seek: Seek, paired_at_ms: int) -> int:
+    """How long a seek had waited when its table was made (a little less, see
+    :attr:`Seek.entered_ms`)."""
+    return round(paired_at_ms - seek.entered_ms)
+
+
+def color_of(role: int) -> game_pb2.Color.ValueType:
+    return game_pb2.COLOR_WHITE if role == tables_pb2.ROLE_WHITE else game_pb2.COLOR_BLACK
+
+
+async def until_redis(read: Callable[[], Awaitable[object]], *, present: bool) -> None:
+    """Wait until ``read()`` gives something (``present``) or None."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 30
+    while (await read() is not None) != present:
+        assert loop.time() < deadline, "timed out waiting"
+        await asyncio.sleep(0.02)
+
+
+async def test_a_cancelled_seek_leaves_the_pool_and_resumes_with_its_wait(
+    replica: TablesReplica, redis: Redis
+) -> None:
+    ann = await new_guest(replica.channel)
+    request_id = new_request_id()
+    async with seeking(ann, replica.channel, request_id=request_id) as first:
+        await until_waiting(first)
+        assert await redis.zscore(ENGLISH_UNTIMED, ann.player_id) is not None
+    await until_redis(lambda: redis.zscore(ENGLISH_UNTIMED, ann.player_id), present=False)
+    assert await redis.hget(keys.seeker(ann.player_id), "state") == b"left"
+    async with seeking(ann, replica.channel, request_id=request_id) as resumed:
+        await until_waiting(resumed)
+        assert await redis.zscore(ENGLISH_UNTIMED, ann.player_id) is not None
+    assert resumed.waiting[0].waited.ToMilliseconds() >= first.waiting[0].waited.ToMilliseconds()
+    assert abs(resumed.entered_ms - first.entered_ms) < 500
+    # A new request id starts a new wait.
+    async with seeking(ann, replica.channel) as fresh:
+        await until_waiting(fresh)
+    assert fresh.entered_ms > first.entered_ms + 1
+
+
+async def test_when_the_replica_holding_a_pool_stops_another_pairs_it(
+    start_replica: StartReplica, redis: Redis, options: TablesOptions
+) -> None:
+    lease = keys.seek_pool_lease(ENGLISH_UNTIMED)
+    leaving = await start_replica()
+    early = await new_guest(leaving.channel)
+    async with seeking(early, leaving.channel) as alone:
+        await until_waiting(alone)
+        await until_redis(lambda: redis.get(lease), present=True)
+        assert await redis.get(lease) == leaving.runtime.pairing.holder.encode()
+        staying = await start_replica()
+        await leaving.server.stop(1.0)
+        await eventually(alone.ended.is_set)
+    assert await redis.zscore(ENGLISH_UNTIMED, early.player_id) is None
+    ann, bob = await new_guest(staying.channel), await new_guest(staying.channel)
+    async with seeking(ann, staying.channel) as a, seeking(bob, staying.channel) as b:
+        await until_waiting(a)
+        await until_waiting(b)
+        # The stopped replica's lease is still there: the pairing waits for it to end.
+        assert await redis.get(lease) == leaving.runtime.pairing.holder.encode()
+        await until_paired(a, b)
+    assert await redis.get(lease) == staying.runtime.pairing.holder.encode()
+    assert a.paired is not None and a.paired.opponent.player_id == bob.player_id
+
+
+async def test_bad_variants_and_timers_are_refused_naming_the_field(replica: TablesReplica) -> None:
+    ann = await new_guest(replica.channel)
+    for fields, named in (
+        ({"variant": 7}, "variant"),
+        ({"timer": matchmaking_pb2.SEEK_TIMER_UNSPECIFIED}, "timer"),
+        ({"timer": 9}, "timer"),
+        ({"request_id": "no spaces allowed"}, "request_id"),
+    ):
+        status = await refused(ann, replica.channel, **fields)
+        assert status.code is grpc.StatusCode.INVALID_ARGUMENT
+        assert status.metadata["field"] == named
+
+
+async def test_a_second_seek_is_refused_while_the_first_waits(replica: TablesReplica) -> None:
+    ann = await new_guest(replica.channel)
+    async with seeking(ann, replica.channel) as first:
+        await until_waiting(first)
+        status = await refused(ann, replica.channel, timer=matchmaking_pb2.SEEK_TIMER_2_MINUTES)
+        assert status.code is grpc.StatusCode.FAILED_PRECONDITION
+        assert status.reason == "SEEK_IN_PROGRESS"
+        assert not first.ended.is_set()
+
+
+async def test_a_player_at_an_unfinished_paired_table_is_told_so(
+    replica: TablesReplica, redis: Redis
+) -> None:
+    ann, bob = await new_guest(replica.channel), await new_guest(replica.channel)
+    request_id = new_request_id()
+    async with (
+        seeking(ann, replica.channel, request_id=request_id) as a,
+        seeking(bob, replica.channel) as b,
+    ):
+        await until_paired(a, b)
+    assert a.paired is not None
+    table = a.paired.table
+    status = await refused(ann, replica.channel)
+    assert status.code is grpc.StatusCode.FAILED_PRECONDITION
+    assert status.reason == "ALREADY_AT_TABLE"
+    assert status.metadata["tableId"] == table.table_id
+    # The same seek resumed hears its table again, as a stream dropped before it heard would.
+    async with seeking(ann, replica.channel, request_id=request_id) as again:
+        await eventually(again.ended.is_set)
+    assert again.paired is not None and again.paired.table.table_id == table.table_id
+    # Once the game is over, the player may seek again.
+    ann_moves = table.game.turn.side == color_of(a.paired.your_role)
+    await (ann if ann_moves else bob).resign(table.table_id, table.seq)
+    async with seeking(ann, replica.channel) as after:
+        await until_waiting(after)
+
+
+async def test_seeks_are_rate_limited_per_player(
+    start_replica: StartReplica, options: TablesOptions
+) -> None:
+    limited = await start_replica(options=replace(options, seeks_per_minute=2))
+    ann = await new_guest(limited.channel)
+    for _ in range(2):
+        async with seeking(ann, limited.channel) as seek:
+            await until_waiting(seek)
+    status = await refused(ann, limited.channel)
+    assert status.code is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert status.reason == "RATE_LIMITED"
+    assert int(status.metadata["retryAfterMs"]) > 0
