@@ -138,7 +138,9 @@ class Seeking:
         self, player_id: str, request_id: str, pool: Pool
     ) -> AsyncGenerator[matchmaking_pb2.SeekResponse]:
         """The seek's progress, ending with its pairing."""
-        await self._refuse_if_seated(player_id, request_id)
+        # The table the player's last seek paired them at, if any: id and opponent.
+        paired_before = await self._pools.paired_table(player_id)
+        await self._refuse_if_seated(player_id, request_id, paired_before)
         rating = await self.ratings(player_id, pool.variant)
         shown_rating = rating_message(rating, pool.variant)
         stream = secrets.token_urlsafe(12)
@@ -146,7 +148,7 @@ class Seeking:
             async with self._fanout.listen(keys.seeker_channel(player_id), bytes.decode) as wake:
                 try:
                     entered = await self._enter(
-                        player_id, request_id, pool, rating, shown_rating, stream
+                        player_id, request_id, pool, rating, shown_rating, stream, paired_before
                     )
                 except PairedBeforeError:
                     yield await self._paired(player_id)
@@ -192,6 +194,7 @@ class Seeking:
         rating: Rating,
         shown: players_pb2.Rating,
         stream: str,
+        paired_before: tuple[str, str] | None,
     ) -> int:
         recorded = await self._pools.seek_record(player_id)
         if recorded is None or recorded.request_id != request_id:
@@ -200,7 +203,6 @@ class Seeking:
                 self._options.seeks_per_minute,
                 "too many seeks in a minute",
             )
-        last = await self._pools.paired_table(player_id)
         try:
             entered = await self._pools.enter(
                 player_id,
@@ -212,7 +214,7 @@ class Seeking:
                 stream=stream,
                 kept_ms=self._kept_ms,
                 alive_ms=self._alive_ms,
-                last_opponent="" if last is None else last[1],
+                last_opponent="" if paired_before is None else paired_before[1],
             )
         except SeekInProgressError:
             raise CallRefusedError.of(
@@ -228,13 +230,14 @@ class Seeking:
             # Its record stops being renewed: the next pairing that meets it takes it out.
             log.warning("could not take a seek out of its pool", exc_info=True)
 
-    async def _refuse_if_seated(self, player_id: str, request_id: str) -> None:
+    async def _refuse_if_seated(
+        self, player_id: str, request_id: str, paired_before: tuple[str, str] | None
+    ) -> None:
         """Refuse a player at an unfinished table a seek paired them at, unless this is that
         very seek resuming (it hears its table again)."""
-        last = await self._pools.paired_table(player_id)
-        if last is None:
+        if paired_before is None:
             return
-        table_id = last[0]
+        table_id = paired_before[0]
         recorded = await self._pools.seek_record(player_id)
         if (
             recorded is not None
