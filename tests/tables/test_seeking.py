@@ -160,11 +160,22 @@ async def test_two_seekers_on_two_replicas_are_paired_within_a_second_and_play(
     timed = keys.seek_pool(game_pb2.VARIANT_ENGLISH, matchmaking_pb2.SEEK_TIMER_30_SECONDS, False)
     assert await redis.zcard(timed) == 0
     # Past the pairing: the player to move plays; the other sees it on the other replica.
+    await _first_move_reaches_the_other(
+        a.paired, (ann, first_replica.channel), (bob, second_replica.channel)
+    )
+
+
+async def _first_move_reaches_the_other(
+    paired: matchmaking_pb2.SeekPaired,
+    seeker: tuple[Guest, grpc.aio.Channel],
+    opponent: tuple[Guest, grpc.aio.Channel],
+) -> None:
+    """The player to move at the paired table plays, and the other player, watching through
+    their own channel, sees the move; ``paired`` is what ``seeker`` heard."""
+    table = paired.table
     to_move = table.game.turn.side
-    mover, mover_channel, other_channel = (
-        (ann, first_replica.channel, second_replica.channel)
-        if to_move == color_of(a.paired.your_role)
-        else (bob, second_replica.channel, first_replica.channel)
+    (mover, mover_channel), (_, other_channel) = (
+        (seeker, opponent) if to_move == color_of(paired.your_role) else (opponent, seeker)
     )
     async with watching(other_channel, table.table_id, after_seq=table.seq) as watch:
         await eventually(lambda: bool(watch.messages) or watch.ended.is_set())
@@ -321,6 +332,8 @@ async def test_when_the_replica_holding_a_pool_stops_another_pairs_it(
         await until_paired(a, b)
     assert await redis.get(lease) == staying.runtime.pairing.holder.encode()
     assert a.paired is not None and a.paired.opponent.player_id == bob.player_id
+    # The table the staying replica made is played.
+    await _first_move_reaches_the_other(a.paired, (ann, staying.channel), (bob, staying.channel))
 
 
 async def test_bad_variants_and_timers_are_refused_naming_the_field(replica: TablesReplica) -> None:
