@@ -8,10 +8,10 @@ import contextlib
 import inspect
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 import grpc
+from prometheus_client import Counter
 
 from goti.serving.metrics import RpcMetrics
 
@@ -100,20 +100,32 @@ _RPC_TYPES: Final = {
 }
 
 
-@dataclass(slots=True)
 class _CallObserver:
-    """Records one method's calls: started when created, finished once."""
+    """Records one method's calls: started when created, finished once.
 
-    metrics: RpcMetrics
-    labels: tuple[str, str, str]
+    The method's labelled series are looked up once, not on every call: each lookup takes a
+    lock and hashes the labels."""
+
+    __slots__ = ("_handled", "_handling_seconds", "_labels", "_metrics", "_started")
+
+    def __init__(self, metrics: RpcMetrics, labels: tuple[str, str, str]) -> None:
+        self._metrics = metrics
+        self._labels = labels
+        self._started = metrics.started.labels(*labels)
+        self._handling_seconds = metrics.handling_seconds.labels(*labels)
+        self._handled: dict[grpc.StatusCode, Counter] = {}
 
     def start(self) -> float:
-        self.metrics.started.labels(*self.labels).inc()
+        self._started.inc()
         return time.perf_counter()
 
     def finish(self, started_at: float, code: grpc.StatusCode) -> None:
-        self.metrics.handled.labels(*self.labels, code.name).inc()
-        self.metrics.handling_seconds.labels(*self.labels).observe(time.perf_counter() - started_at)
+        handled = self._handled.get(code)
+        if handled is None:
+            handled = self._metrics.handled.labels(*self._labels, code.name)
+            self._handled[code] = handled
+        handled.inc()
+        self._handling_seconds.observe(time.perf_counter() - started_at)
 
 
 def _code_on_return(context: grpc.aio.ServicerContext[Any, Any]) -> grpc.StatusCode:

@@ -100,9 +100,14 @@ class Listener(Generic[T]):
             self._behind = False
             return CATCH_UP
         try:
-            item = await asyncio.wait_for(self._queue.get(), timeout)
-        except TimeoutError:
-            return None
+            item = self._queue.get_nowait()
+        except asyncio.QueueEmpty:
+            # asyncio.timeout rather than wait_for, which would start a task per message.
+            try:
+                async with asyncio.timeout(timeout):
+                    item = await self._queue.get()
+            except TimeoutError:
+                return None
         if item is CATCH_UP:
             self._behind = False
         return item
