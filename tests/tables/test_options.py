@@ -25,6 +25,8 @@ SETTINGS_TAKEN = {
     "table_log_events",
     "seeks_per_minute",
     "seek_resume_seconds",
+    "redis_wait_replicas",
+    "redis_wait_timeout_seconds",
 }
 """The settings the tables service is tuned with: a rename on either side shows here."""
 
@@ -68,6 +70,8 @@ def test_from_settings_takes_every_setting_and_overrides_on_top() -> None:
             "GOTI_TABLE_LOG_EVENTS": "18",
             "GOTI_SEEKS_PER_MINUTE": "19",
             "GOTI_SEEK_RESUME_SECONDS": "20",
+            "GOTI_REDIS_WAIT_REPLICAS": "1",
+            "GOTI_REDIS_WAIT_TIMEOUT_SECONDS": "2",
         }
     )
     options = TablesOptions.from_settings(chosen, guests_per_minute=0, timer_poll_seconds=0.05)

@@ -4,7 +4,7 @@ being out of reach, the Lua scripts' text, and the decoding of replies."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from importlib.resources import files
 
 from redis import exceptions as redis_errors
@@ -22,16 +22,25 @@ def reachable() -> Iterator[None]:
     except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
         raise StoreUnavailableError(f"Redis did not answer: {error}") from error
     except redis_errors.ResponseError as error:
-        # A server that is loading its data, read-only after a failover or out of memory
-        # answers with an error reply; it is still the store being unavailable.
-        if str(error).startswith(("LOADING", "READONLY", "MASTERDOWN", "OOM", "MISCONF")):
+        # A server that is loading its data, read-only after a failover, out of memory or
+        # short of the replicas it must write to (min-replicas-to-write) answers with an error
+        # reply; it is still the store being unavailable.
+        unavailable = ("LOADING", "READONLY", "MASTERDOWN", "OOM", "MISCONF", "NOREPLICAS")
+        if str(error).startswith(unavailable):
             raise StoreUnavailableError(f"Redis refused: {error}") from error
         raise
 
 
-def lua_script(name: str) -> str:
-    """The Lua text of one of the stores' scripts, from ``lua/`` beside this module."""
-    return files("goti.tables").joinpath("lua").joinpath(f"{name}.lua").read_text(encoding="utf-8")
+def lua_script(name: str, *, using: Sequence[str] = ()) -> str:
+    """The Lua text of one of the stores' scripts, from ``lua/`` beside this module, with the
+    text of the shared functions it calls (``using``, the names of their files) ahead of it:
+    a function two scripts share is written once, in a file of its own, since one script
+    cannot call another.
+    """
+    folder = files("goti.tables").joinpath("lua")
+    return "".join(
+        folder.joinpath(f"{part}.lua").read_text(encoding="utf-8") for part in (*using, name)
+    )
 
 
 def as_bytes(value: object) -> bytes:

@@ -14,17 +14,20 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
-from typing import Final
+from typing import Any, Final
 
 import grpc
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.backoff import ExponentialWithJitterBackoff
 
 from goti import serving
 from goti.api.v1 import ai_pb2
+from goti.redis_urls import sentinel_url
 from goti.settings import Settings
 from goti.tables.committing import Committer
+from goti.tables.durability import ReplicaWait
 from goti.tables.fanout import Fanout
 from goti.tables.followups import FollowUps
 from goti.tables.leaderboard import Leaderboard
@@ -62,19 +65,49 @@ REDIS_POOL_WAIT_SECONDS: Final = 5.0
 _BACKGROUND_FINISH_SECONDS: Final = 3.0
 
 
+class SentinelBlockingConnectionPool(SentinelConnectionPool, BlockingConnectionPool):
+    """Connections to the primary that the sentinels name, asked again for every new
+    connection, and bounded as for one Redis: a burst waits for a connection."""
+
+    async def aclose(self) -> None:
+        """Close the connections, then those to the sentinels, which only this pool uses."""
+        await super().aclose()
+        await self.sentinel_manager.aclose()
+
+
 def open_redis(url: str) -> Redis:
     """A Redis client for the tables service: a bounded pool, short timeouts and a couple of
-    quick retries, so that an unreachable Redis is reported within a few seconds."""
-    pool = BlockingConnectionPool.from_url(
-        url,
-        max_connections=REDIS_CONNECTIONS,
-        timeout=REDIS_POOL_WAIT_SECONDS,
-        socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SECONDS,
-        socket_timeout=REDIS_COMMAND_TIMEOUT_SECONDS,
-        retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), 2),
-        decode_responses=False,
+    quick retries, so that an unreachable Redis is reported within a few seconds.
+
+    For a ``redis+sentinel://`` URL, the client of the primary those sentinels name: after a
+    failover its new connections, pub/sub's included, go to the new primary, and one still
+    open to a primary demoted to replica is closed at its first write."""
+    timeouts = {
+        "socket_connect_timeout": REDIS_CONNECT_TIMEOUT_SECONDS,
+        "socket_timeout": REDIS_COMMAND_TIMEOUT_SECONDS,
+    }
+    pooled: dict[str, Any] = {
+        "max_connections": REDIS_CONNECTIONS,
+        "timeout": REDIS_POOL_WAIT_SECONDS,
+        "retry": Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), 2),
+        "decode_responses": False,
+        **timeouts,
+    }
+    named = sentinel_url(url)
+    if named is None:
+        return Redis(connection_pool=BlockingConnectionPool.from_url(url, **pooled))
+    sentinels = Sentinel(  # type: ignore[no-untyped-call]
+        named.sentinels, sentinel_kwargs={**timeouts, "password": named.sentinel_password}
     )
-    return Redis(connection_pool=pool)
+    primary: Redis = sentinels.master_for(
+        named.service,
+        connection_pool_class=SentinelBlockingConnectionPool,
+        db=named.db,
+        username=named.username,
+        password=named.password,
+        **pooled,
+    )
+    return primary
 
 
 class TablesRuntime:
@@ -155,7 +188,12 @@ class TablesRuntime:
     ) -> TablesRuntime:
         """Wire the parts over open connections (nothing starts yet); ``guests`` default to
         Goti's default policy."""
-        store = TableStore(redis, table_log_events=options.table_log_events)
+        replica_wait = ReplicaWait(
+            redis, options.redis_wait_replicas, options.redis_wait_timeout_seconds
+        )
+        store = TableStore(
+            redis, table_log_events=options.table_log_events, replica_wait=replica_wait
+        )
         referee = Referee(referee_channel, deadline_seconds=options.referee_deadline_seconds)
         computer = ComputerPlayer(
             ai_channel,
@@ -199,9 +237,7 @@ class TablesRuntime:
         )
         tables_servicer = TablesServicer(reader, opener, runner, players, watching)
         pools = PoolStore(redis)
-        seeking = Seeking(
-            pools, reader, players, fanout, options, clock_ms=clock_ms, ratings=player_store.rating
-        )
+        seeking = Seeking(pools, reader, players, fanout, options, clock_ms=clock_ms)
         pairing = PairingWorker(pools, referee, players, options, clock_ms=clock_ms)
         return cls(
             store,
@@ -243,6 +279,7 @@ class TablesRuntime:
         await self.worker.stop()
         await self.pairing.stop()
         await self.fanout.close()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.follow_ups.finish(), _BACKGROUND_FINISH_SECONDS)
+        for finishing in (self.seeking.finish(), self.follow_ups.finish()):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(finishing, _BACKGROUND_FINISH_SECONDS)
         await self.follow_ups.stop()

@@ -30,6 +30,7 @@ from redis.asyncio.client import PubSub
 
 from goti.settings import Settings
 from goti.tables import keys
+from goti.tables.durability import ReplicaWait
 from goti.tables.redis_calls import (
     as_bytes,
     flatten,
@@ -58,7 +59,7 @@ DEFLATE_FROM_BYTES: Final = 128
 # could share code, but Goti runs on 6.2 too), so the scripts that look a command up each get
 # the lookup's text ahead of their own.
 _REMEMBERED_REQUEST: Final = lua_script("remembered_request")
-_CREATE: Final = lua_script("create")
+_CREATE: Final = lua_script("create", using=["new_table"])
 _COMMIT: Final = _REMEMBERED_REQUEST + lua_script("commit")
 _FIND_REQUEST: Final = _REMEMBERED_REQUEST + lua_script("find_request")
 _DISCARD: Final = lua_script("discard")
@@ -195,8 +196,11 @@ class TableStore:
         *,
         table_log_events: int = _DEFAULTS.table_log_events,
         request_memory: int = DEFAULT_REQUEST_MEMORY,
+        replica_wait: ReplicaWait | None = None,
     ) -> None:
         self._redis = redis
+        # A commit is answered once the replicas hold it, where the operator asks for that.
+        self._replica_wait = replica_wait or ReplicaWait(redis)
         self._table_log_events = table_log_events
         self._request_memory = request_memory
         self._create = redis.register_script(_CREATE)
@@ -293,7 +297,8 @@ class TableStore:
         if not change.events or len(published) != len(change.events):
             raise ValueError("a change appends at least one event, published one for one")
         with reachable():
-            reply = await self._commit(
+            reply = await self._replica_wait.run(
+                self._commit,
                 keys=[
                     keys.table_state(table_id),
                     keys.table_log(table_id),

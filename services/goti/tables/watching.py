@@ -4,7 +4,9 @@ A table stream listens to the table's channel first, then reads the log: a snaps
 ``after_seq`` is 0, ahead of the table or older than the log, else the events missed.  Live
 events follow in seq order; one already sent is dropped, and a gap (or a lost connection,
 or a watcher that fell behind) is filled from the log.  While idle, a heartbeat carries the
-table's seq as Redis has it, which also catches an event pub/sub lost.
+table's seq as Redis has it, which also catches an event pub/sub lost.  A table found behind
+what the stream sent, or changed again at the seq it sent last (a failover lost its last
+changes, and play went on from before them), is sent again, as a snapshot.
 """
 
 from __future__ import annotations
@@ -34,6 +36,33 @@ class _LiveEvent:
 def _live_event(data: bytes) -> _LiveEvent:
     event = tables_pb2.TableEvent.FromString(data)
     return _LiveEvent(event.seq, tables_pb2.WatchTableResponse(event=event))
+
+
+@dataclass
+class _Sent:
+    """Where a table stream is: the seq of the last event or snapshot it sent, and that
+    event."""
+
+    seq: int
+    event: tables_pb2.TableEvent | None = None
+
+    def of_event(self, event: tables_pb2.TableEvent) -> tables_pb2.WatchTableResponse:
+        self.seq, self.event = event.seq, event
+        return tables_pb2.WatchTableResponse(event=event)
+
+    def of_live(self, live: _LiveEvent) -> tables_pb2.WatchTableResponse:
+        """The live event's message, as decoded once for every watcher of the table."""
+        self.seq, self.event = live.seq, live.message.event
+        return live.message
+
+    def of_snapshot(self, snapshot: tables_pb2.WatchTableResponse) -> tables_pb2.WatchTableResponse:
+        self.seq, self.event = snapshot.snapshot.table.seq, None
+        return snapshot
+
+    def rewritten_by(self, live: _LiveEvent) -> bool:
+        """Whether a live event numbered as the one sent last is another change: after a
+        failover lost that one, the table was changed again at its seq."""
+        return live.seq == self.seq and self.event is not None and live.message.event != self.event
 
 
 def _now_ms() -> int:
@@ -86,7 +115,7 @@ class Watching:
         player_id: str | None,
         listener: Listener[_LiveEvent],
     ) -> AsyncGenerator[tables_pb2.WatchTableResponse, None]:
-        sent = after_seq
+        sent = _Sent(after_seq)
         variant = None
         if after_seq > 0:
             try:
@@ -96,53 +125,50 @@ class Watching:
             if found.events is not None and after_seq <= found.seq:
                 variant = await self._restorer.variant_of(table_id)
                 for event in await self._restorer.restore(variant, found.events):
-                    yield tables_pb2.WatchTableResponse(event=event)
-                    sent = event.seq
+                    yield sent.of_event(event)
             else:
-                sent = -1
-        if after_seq == 0 or sent < 0:
-            snapshot = await self._snapshot(table_id, player_id)
-            yield snapshot
-            sent = snapshot.snapshot.table.seq
+                sent.seq = -1
+        if after_seq == 0 or sent.seq < 0:
+            yield sent.of_snapshot(await self._snapshot(table_id, player_id))
         while True:
             item = await listener.next(self._heartbeat_seconds)
             if item is CLOSING:
                 raise ShuttingDownError
             if isinstance(item, _LiveEvent):
-                if item.seq <= sent:
+                if sent.rewritten_by(item):
+                    yield sent.of_snapshot(await self._snapshot(table_id, player_id))
                     continue
-                if item.seq == sent + 1:
-                    yield item.message
-                    sent = item.seq
+                if item.seq <= sent.seq:
                     continue
-            seq_now: int | None = None
+                if item.seq == sent.seq + 1:
+                    yield sent.of_live(item)
+                    continue
             if item is None:
                 seq_now = await self._store.seq(table_id)
                 if seq_now is None:
                     raise table_not_found(table_id)
-                if seq_now <= sent:
-                    yield tables_pb2.WatchTableResponse(
-                        heartbeat=_heartbeat(self._clock_ms(), sent)
-                    )
+                if seq_now == sent.seq:
+                    heartbeat = _heartbeat(self._clock_ms(), sent.seq)
+                    yield tables_pb2.WatchTableResponse(heartbeat=heartbeat)
                     continue
-            # A gap, lost messages, or a heartbeat that found the table ahead: read the log.
+            # A gap, lost messages, or a heartbeat that found the table ahead (or behind): read
+            # the log.
             assert item is None or item is CATCH_UP or isinstance(item, _LiveEvent)
             try:
-                found = await self._store.events_after(table_id, sent)
+                found = await self._store.events_after(table_id, sent.seq)
             except TableNotFoundError:
                 raise table_not_found(table_id) from None
-            if found.events is None:
-                snapshot = await self._snapshot(table_id, player_id)
-                yield snapshot
-                sent = snapshot.snapshot.table.seq
+            if found.events is None or found.seq < sent.seq:
+                # Trimmed from the log, or gone from Redis (a failover lost the last changes):
+                # what this stream sent is no longer the table, so it starts again from it.
+                yield sent.of_snapshot(await self._snapshot(table_id, player_id))
                 continue
             if found.events:
                 if variant is None:
                     variant = await self._restorer.variant_of(table_id)
                 for event in await self._restorer.restore(variant, found.events):
-                    if event.seq == sent + 1:
-                        yield tables_pb2.WatchTableResponse(event=event)
-                        sent = event.seq
+                    if event.seq == sent.seq + 1:
+                        yield sent.of_event(event)
 
     async def _snapshot(
         self, table_id: str, player_id: str | None
