@@ -20,6 +20,7 @@ from goti.api.v1 import game_pb2, matchmaking_pb2, matchmaking_pb2_grpc, tables_
 from goti.ratings import Rating
 from goti.tables import keys, pairing
 from goti.tables.options import TablesOptions
+from goti.tables.rated_games import StoredRating, rating_field
 
 from .conftest import StartReplica, TablesReplica
 from .table_calls import (
@@ -160,12 +161,12 @@ async def test_two_seekers_on_two_replicas_are_paired_within_a_second_and_play(
     timed = keys.seek_pool(game_pb2.VARIANT_ENGLISH, matchmaking_pb2.SEEK_TIMER_30_SECONDS, False)
     assert await redis.zcard(timed) == 0
     # Past the pairing: the player to move plays; the other sees it on the other replica.
-    await _first_move_reaches_the_other(
+    await first_move_reaches_the_other(
         a.paired, (ann, first_replica.channel), (bob, second_replica.channel)
     )
 
 
-async def _first_move_reaches_the_other(
+async def first_move_reaches_the_other(
     paired: matchmaking_pb2.SeekPaired,
     seeker: tuple[Guest, grpc.aio.Channel],
     opponent: tuple[Guest, grpc.aio.Channel],
@@ -192,17 +193,16 @@ async def test_two_hundred_seekers_over_two_replicas_are_each_paired_once_within
     replicas = [await start_replica(), await start_replica()]
     rng = random.Random(15)
     ratings: dict[str, float] = {}
-
-    async def rating_of(player_id: str, variant: game_pb2.Variant.ValueType) -> Rating:
-        return Rating(rating=ratings[player_id], deviation=80.0)
-
-    for replica in replicas:
-        replica.runtime.seeking.ratings = rating_of
     guests = []
     for index in range(200):
         replica = replicas[index % 2]
         guest = await new_guest(replica.channel)
         ratings[guest.player_id] = rng.gauss(1500, 250)
+        # Settled ratings, written where rated games leave them: the player's hash.
+        stored = StoredRating(Rating(rating=ratings[guest.player_id], deviation=80.0), 30)
+        await redis.hset(
+            keys.player(guest.player_id), rating_field(game_pb2.VARIANT_ENGLISH), stored.encode()
+        )
         guests.append((guest, replica))
     seeks: list[Seek] = []
     overlooked: list[tuple[str, str, float]] = []
@@ -224,6 +224,14 @@ async def test_two_hundred_seekers_over_two_replicas_are_each_paired_once_within
         assert opponent != seek.guest.player_id
         assert by_player[opponent].paired.opponent.player_id == seek.guest.player_id  # type: ignore[union-attr]
         tables.setdefault(seek.paired.table.table_id, set()).add(seek.guest.player_id)
+        # The seats, made from what each seek stored, show both players' ratings.
+        seats = {
+            seat.player.player_id: seat
+            for seat in (seek.paired.table.white, seek.paired.table.black)
+        }
+        for player_id in (opponent, seek.guest.player_id):
+            assert seats[player_id].rating.rating == round(ratings[player_id])
+        assert seek.paired.opponent_rating == seats[opponent].rating
         # Each is within the other's range at pairing time (the loop's clock is the
         # servers' too; a second's grace for the time between the server and this reader).
         paired_at = seek.paired.table.created_at.ToMilliseconds()
@@ -309,6 +317,37 @@ async def test_a_cancelled_seek_leaves_the_pool_and_resumes_with_its_wait(
     assert fresh.entered_ms > first.entered_ms + 1
 
 
+async def test_a_seek_resumed_while_its_old_stream_is_open_goes_on_in_the_new_one(
+    start_replica: StartReplica, redis: Redis
+) -> None:
+    """The app reconnected while a server still held its old stream: the old one ends with
+    SEEK_IN_PROGRESS and never pairs; the new one keeps the wait, pairs, and is played."""
+    first_replica, second_replica = await start_replica(), await start_replica()
+    ann = await new_guest(first_replica.channel)
+    bob = await new_guest(second_replica.channel)
+    request_id = new_request_id()
+    async with seeking(ann, first_replica.channel, request_id=request_id) as old:
+        await until_waiting(old)
+        async with seeking(ann, second_replica.channel, request_id=request_id) as new:
+            await until_waiting(new)
+            await eventually(old.ended.is_set)
+            assert old.paired is None
+            assert old.status.code is grpc.StatusCode.FAILED_PRECONDITION
+            assert old.status.reason == "SEEK_IN_PROGRESS"
+            assert "request_id" in old.status.message
+            # The old stream's end took nothing out of the pool: the seek is the new one's.
+            assert await redis.zscore(ENGLISH_UNTIMED, ann.player_id) is not None
+            assert abs(new.entered_ms - old.entered_ms) < 500
+            async with seeking(bob, first_replica.channel) as other:
+                await until_paired(new, other)
+    assert new.paired is not None and other.paired is not None
+    assert new.paired.opponent.player_id == bob.player_id
+    assert other.paired.table.table_id == new.paired.table.table_id
+    await first_move_reaches_the_other(
+        new.paired, (ann, second_replica.channel), (bob, first_replica.channel)
+    )
+
+
 async def test_when_the_replica_holding_a_pool_stops_another_pairs_it(
     start_replica: StartReplica, redis: Redis, options: TablesOptions
 ) -> None:
@@ -333,7 +372,7 @@ async def test_when_the_replica_holding_a_pool_stops_another_pairs_it(
     assert await redis.get(lease) == staying.runtime.pairing.holder.encode()
     assert a.paired is not None and a.paired.opponent.player_id == bob.player_id
     # The table the staying replica made is played.
-    await _first_move_reaches_the_other(a.paired, (ann, staying.channel), (bob, staying.channel))
+    await first_move_reaches_the_other(a.paired, (ann, staying.channel), (bob, staying.channel))
 
 
 async def test_bad_variants_and_timers_are_refused_naming_the_field(replica: TablesReplica) -> None:

@@ -1,5 +1,6 @@
 """The stores' Lua scripts: files beside the stores, each saying what its KEYS and ARGV hold,
-the request lookup written once, and every file shipped in the package."""
+the request lookup and the writing of a new table each written once, and every file shipped
+in the package."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from pathlib import Path
 from goti.tables import player_store, pool_store, store
 
 LUA_FOLDER = Path(store.__file__).parent / "lua"
-SHARED = "remembered_request.lua"
-"""Not a script of its own: a function put ahead of the scripts that look a command up."""
+SHARED = {"remembered_request.lua": 2, "new_table.lua": 2}
+"""Not scripts of their own: functions put ahead of the scripts that call them (the request
+lookup ahead of commit and find_request, a new table's writing ahead of create and pair),
+with how many scripts call each."""
 PYPROJECT = Path(__file__).parents[2] / "pyproject.toml"
 
 
@@ -35,7 +38,7 @@ def test_every_script_starts_by_naming_its_keys_and_argv_positions() -> None:
     assert len(scripts) > 1
     for name, text in scripts.items():
         assert text.startswith("-- "), f"{name} starts with a comment saying what it does"
-        if name == SHARED:
+        if name in SHARED:
             continue
         lines = text.splitlines()
         header = "\n".join(
@@ -50,7 +53,7 @@ def test_every_script_starts_by_naming_its_keys_and_argv_positions() -> None:
             )
 
 
-def test_the_stores_load_every_file_and_the_request_lookup_is_written_once() -> None:
+def test_the_stores_load_every_file_and_the_shared_functions_are_written_once() -> None:
     loaded = [
         value
         for module in (store, player_store, pool_store)
@@ -59,15 +62,18 @@ def test_the_stores_load_every_file_and_the_request_lookup_is_written_once() -> 
     ]
     for name, text in _scripts().items():
         assert any(text in script for script in loaded if isinstance(script, str)), name
-    shared = _scripts()[SHARED]
-    users = [
-        script
-        for script in loaded
-        if isinstance(script, str) and script != shared and shared in script
-    ]
-    assert len(users) == 2, "commit and find_request share one request lookup"
+    for shared_name, callers in SHARED.items():
+        shared = _scripts()[shared_name]
+        users = [
+            script
+            for script in loaded
+            if isinstance(script, str) and script != shared and shared in script
+        ]
+        assert len(users) == callers, f"{callers} scripts share {shared_name}"
     lookups = [name for name, text in _scripts().items() if "string.sub(entry, 1, 8)" in text]
-    assert lookups == [SHARED]
+    assert lookups == ["remembered_request.lua"]
+    table_writers = [name for name, text in _scripts().items() if "'log_first', 1" in text]
+    assert table_writers == ["new_table.lua"]
 
 
 def test_the_package_ships_every_script() -> None:

@@ -15,7 +15,8 @@ Served over gRPC as ``TablesService`` and ``PlayersService``; ``python -m goti.t
 - :mod:`goti.tables.watching` over :mod:`goti.tables.fanout`: the watch streams, over one
   Redis pub/sub connection per process;
 - :mod:`goti.tables.timers`: the worker that claims due timers (computer turns, turn timers),
-  and :mod:`goti.tables.background`: stopping background tasks for sure;
+  and :mod:`goti.tables.background`: the polling loop it and the pairing run, and stopping
+  background tasks for sure;
 - :mod:`goti.tables.store` (Redis, with :mod:`goti.tables.keys`) and
   :mod:`goti.tables.peers` (the referee and the AI): the only I/O;
 - :mod:`goti.tables.servicer`: requests in, answers and statuses out;

@@ -97,7 +97,8 @@ def seek_pool(variant: int, timer: int, rated: bool) -> str:
 
 
 def seek_pool_seekers(pool: str) -> str:
-    """Hash: a pool's waiting player id -> when its wait began (ms) and its last opponent."""
+    """Hash: a pool's waiting player id -> when its wait began (ms), its last opponent and
+    the seat it takes when paired (a ``Seat`` message), space-separated."""
     return f"{pool}:seekers"
 
 

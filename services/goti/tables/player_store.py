@@ -15,7 +15,6 @@ from typing import Final, cast
 
 from redis.asyncio import Redis
 
-from goti.ratings import Rating
 from goti.tables import keys
 from goti.tables.rated_games import StoredRating, leaderboard_score, rating_field, variant_name
 from goti.tables.redis_calls import as_bytes, flatten, lua_script, reachable
@@ -127,16 +126,6 @@ class PlayerStore:
             return int(await self._hit(keys=[key], args=[limit, window_ms]))
 
     # -- ratings --------------------------------------------------------------------------
-
-    async def rating(self, player_id: str, variant: int) -> Rating:
-        """The player's current rating in ``variant``; a new player's when none is kept."""
-        return (await self.stored_rating(player_id, variant)).rating
-
-    async def stored_rating(self, player_id: str, variant: int) -> StoredRating:
-        """The player's rating in ``variant`` with its rated games; a new player's when none."""
-        with reachable():
-            value = await self._redis.hget(keys.player(player_id), rating_field(variant))
-        return StoredRating.decode(None if value is None else as_bytes(value))
 
     async def rating_fields(self, player_ids: Sequence[str], variant: int) -> list[bytes]:
         """The players' rating fields in ``variant`` as kept (empty for none), one round trip."""

@@ -2,7 +2,9 @@
 and the one script that pairs two seekers at a new table.
 
 A pool is a sorted set of player ids scored by rating (:func:`goti.tables.keys.seek_pool`),
-beside a hash of when each wait began.  A player's seek is a hash of its own
+beside a hash of each seeker's wait: when it began, whom the seeker's last seek paired them
+with, and the seat the seeker takes at the table a pairing makes (their name and rating as
+the seek read them), so that pairing reads no player.  A player's seek is a hash of its own
 (:func:`goti.tables.keys.seeker`): its request id, its pool, its rating, when it began, and
 its state, the same on every replica: ``waiting``, ``left`` (its stream ended; kept a few
 seconds so that the same request id resumes it) or ``paired`` with a table.  A waiting seek
@@ -16,7 +18,7 @@ both and never neither, whatever fails when.  The store knows nothing of what th
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, cast
 
@@ -29,7 +31,7 @@ _SEEK: Final = lua_script("seek")
 _SEEK_STATUS: Final = lua_script("seek_status")
 _LEAVE: Final = lua_script("leave")
 _LEASE: Final = lua_script("lease")
-_PAIR: Final = lua_script("pair")
+_PAIR: Final = lua_script("pair", using=["new_table"])
 
 
 class SeekState(enum.Enum):
@@ -66,6 +68,8 @@ class SeekStatus:
     """Whether the seek is still this stream's (a resumed stream elsewhere takes it over)."""
     table_id: str
     seekers_in_pool: int
+    opponent_rating: bytes
+    """Once paired, the opponent's rating as their seek stored it (a ``Rating`` message)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,8 @@ class PoolEntry:
     rating: float
     entered_ms: int
     last_opponent: str
+    seat: bytes
+    """The seat (a ``Seat`` message) the seek stored; empty if it stored none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +93,14 @@ class SeekRecord:
     state: SeekState
     table_id: str
     opponent_rating: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PairedTable:
+    """The table a player's last seek paired them at, and the opponent there."""
+
+    table_id: str
+    opponent: str
 
 
 class PairOutcome(enum.Enum):
@@ -134,6 +148,7 @@ class PoolStore:
         kept_ms: int,
         alive_ms: int,
         last_opponent: str,
+        seat: bytes,
     ) -> Entered:
         """Put the player's seek in ``pool``, or resume it (the same request id and pool,
         waiting or left a moment ago) with the time it began.
@@ -154,6 +169,7 @@ class PoolStore:
                     kept_ms,
                     now_ms + alive_ms,
                     last_opponent,
+                    seat,
                 ],
             )
         outcome = as_bytes(reply[0])
@@ -177,6 +193,7 @@ class PoolStore:
             bool(int(reply[1])),
             as_bytes(reply[2]).decode(),
             int(reply[3]),
+            as_bytes(reply[4]),
         )
 
     async def leave(self, player_id: str, pool: str, *, stream: str, kept_ms: int) -> bool:
@@ -193,27 +210,23 @@ class PoolStore:
     async def seek_record(self, player_id: str) -> SeekRecord | None:
         """The player's seek as kept, if it is."""
         with reachable():
-            request_id, state, table_id, rating = await self._redis.hmget(
-                keys.seeker(player_id), ["request", "state", "table", "opponent_rating"]
-            )
-        if request_id is None:
-            return None
-        return SeekRecord(
-            as_bytes(request_id).decode(),
-            SeekState("" if state is None else as_bytes(state).decode()),
-            "" if table_id is None else as_bytes(table_id).decode(),
-            b"" if rating is None else as_bytes(rating),
-        )
+            found = await self._redis.hmget(keys.seeker(player_id), _SEEK_RECORD_FIELDS)
+        return _seek_record(found)
 
-    async def paired_table(self, player_id: str) -> tuple[str, str] | None:
-        """The table the player's last seek paired them at and the opponent there."""
+    async def seek_and_paired_table(
+        self, player_id: str
+    ) -> tuple[SeekRecord | None, PairedTable | None]:
+        """The player's seek as kept, and the table their last seek paired them at, with the
+        opponent there (one round trip)."""
         with reachable():
-            table_id, opponent = await self._redis.hmget(
-                keys.paired_table(player_id), ["table", "opponent"]
-            )
+            async with self._redis.pipeline(transaction=False) as pipeline:
+                pipeline.hmget(keys.seeker(player_id), _SEEK_RECORD_FIELDS)
+                pipeline.hmget(keys.paired_table(player_id), ["table", "opponent"])
+                record, (table_id, opponent) = await pipeline.execute()
         if table_id is None:
-            return None
-        return as_bytes(table_id).decode(), "" if opponent is None else as_bytes(opponent).decode()
+            return _seek_record(record), None
+        paired = PairedTable(as_bytes(table_id).decode(), _text(opponent))
+        return _seek_record(record), paired
 
     async def sizes(self, pools: list[str]) -> list[int]:
         """How many wait in each pool."""
@@ -240,9 +253,13 @@ class PoolStore:
         waits = {as_bytes(name): as_bytes(value) for name, value in seekers.items()}
         found = []
         for name, score in cast(list[tuple[bytes, float]], scored):
-            entered, _, last_opponent = waits.get(as_bytes(name), b"0 ").partition(b" ")
+            # "entered last_opponent seat": neither of the first two has a space in it.
+            entered, _, rest = waits.get(as_bytes(name), b"0 ").partition(b" ")
+            last_opponent, _, seat = rest.partition(b" ")
             found.append(
-                PoolEntry(as_bytes(name).decode(), score, int(entered), last_opponent.decode())
+                PoolEntry(
+                    as_bytes(name).decode(), score, int(entered), last_opponent.decode(), seat
+                )
             )
         return found
 
@@ -293,3 +310,22 @@ class PoolStore:
         if outcome == b"gone":
             return PairOutcome.GONE
         return PairOutcome.TABLE_TAKEN
+
+
+_SEEK_RECORD_FIELDS: Final = ["request", "state", "table", "opponent_rating"]
+
+
+def _text(value: object) -> str:
+    return "" if value is None else as_bytes(value).decode()
+
+
+def _seek_record(found: Sequence[object]) -> SeekRecord | None:
+    request_id, state, table_id, rating = found
+    if request_id is None:
+        return None
+    return SeekRecord(
+        _text(request_id),
+        SeekState(_text(state)),
+        _text(table_id),
+        b"" if rating is None else as_bytes(rating),
+    )

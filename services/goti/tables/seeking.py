@@ -6,7 +6,11 @@ streams ``SeekWaiting`` until the seek is paired, then the ``SeekPaired`` that e
 listens on the seeker's channel for the wake-up a pairing publishes, and also looks at the
 seek's record every ``seek_poll_seconds``, so a lost wake-up costs at most that long.  When the
 stream ends unpaired the seek leaves its pool at once, its record kept
-``GOTI_SEEK_RESUME_SECONDS`` so that the same request id resumes it with its wait.
+``GOTI_SEEK_RESUME_SECONDS`` so that the same request id resumes it with its wait.  A stream
+whose seek another stream resumed meanwhile (the app reconnected while the server still held
+the old one) ends with ``SEEK_IN_PROGRESS``: the seek, its pairing included, goes on in the
+new one.  The player's hash is read once a seek, for the rating the pool pairs by and the
+seat (name and rating) the seek stores for the table a pairing makes.
 
 :class:`PairingWorker` pairs the pools: each round it takes (or renews) the lease of each
 pool with someone in it, and pairs those it holds by :func:`goti.tables.pairing.pairs`, one
@@ -16,17 +20,25 @@ Lua script a couple.  A stopped replica's leases end by themselves.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Final
 
-from goti.api.v1 import errors_pb2, game_pb2, matchmaking_pb2, players_pb2, tables_pb2
+from goti.api.v1 import (
+    errors_pb2,
+    game_pb2,
+    matchmaking_pb2,
+    players_pb2,
+    referee_pb2,
+    tables_pb2,
+)
 from goti.ratings import Rating
 from goti.tables import keys, pairing, seating
-from goti.tables.background import cancel_and_wait
-from goti.tables.fanout import CLOSING, Fanout, FanoutClosedError
+from goti.tables.background import PollingLoop
+from goti.tables.fanout import CLOSING, Fanout, FanoutClosedError, Listener
 from goti.tables.loading import TableReader
 from goti.tables.options import TablesOptions
 from goti.tables.peers import PeerUnavailableError, Referee
@@ -34,12 +46,15 @@ from goti.tables.players import Players
 from goti.tables.pool_store import (
     NewTable,
     PairedBeforeError,
+    PairedTable,
     PairOutcome,
     PoolEntry,
     PoolStore,
     SeekInProgressError,
+    SeekRecord,
     SeekState,
 )
+from goti.tables.rated_games import StoredRating, rating_message
 from goti.tables.redis_calls import StoreUnavailableError
 from goti.tables.refusals import CallRefusedError
 
@@ -56,7 +71,6 @@ _TABLE_ATTEMPTS: Final = 8
 _ALIVE_POLLS: Final = 4
 """Polls a waiting seek's stream may miss before pairing takes it for gone (its replica
 stopped)."""
-_MAX_BACKOFF_SECONDS: Final = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,25 +97,6 @@ ALL_POOLS: Final = tuple(
     for rated in (False, True)
 )
 
-RatingSource = Callable[[str, game_pb2.Variant.ValueType], Awaitable[Rating]]
-"""A player's current rating in a variant."""
-
-
-async def new_player_rating(player_id: str, variant: game_pb2.Variant.ValueType) -> Rating:
-    """A new player's rating, for everyone: what a :class:`Seeking` pairs by unless given
-    the stored ratings (the runtime gives it :meth:`PlayerStore.rating`)."""
-    return Rating()
-
-
-def rating_message(rating: Rating, variant: int) -> players_pb2.Rating:
-    """A rating as the API shows it."""
-    return players_pb2.Rating(
-        variant=variant,  # type: ignore[arg-type]
-        rating=round(rating.rating),
-        deviation=round(rating.deviation),
-        provisional=rating.is_provisional,
-    )
-
 
 def _range_limits(rating: float, waited_ms: int) -> tuple[int, int]:
     accepted = pairing.accepted_range(waited_ms)
@@ -122,7 +117,6 @@ class Seeking:
         options: TablesOptions,
         *,
         clock_ms: Callable[[], int],
-        ratings: RatingSource = new_player_rating,
     ) -> None:
         self._pools = pools
         self._reader = reader
@@ -130,61 +124,104 @@ class Seeking:
         self._fanout = fanout
         self._options = options
         self._clock_ms = clock_ms
-        self.ratings = ratings
         self._kept_ms = options.seek_resume_seconds * 1000
+        self._leaving: set[asyncio.Future[None]] = set()
         self._alive_ms = max(round(options.seek_poll_seconds * 1000) * _ALIVE_POLLS, 2000)
 
     async def seek(
         self, player_id: str, request_id: str, pool: Pool
     ) -> AsyncGenerator[matchmaking_pb2.SeekResponse]:
         """The seek's progress, ending with its pairing."""
-        # The table the player's last seek paired them at, if any: id and opponent.
-        paired_before = await self._pools.paired_table(player_id)
-        await self._refuse_if_seated(player_id, request_id, paired_before)
-        rating = await self.ratings(player_id, pool.variant)
-        shown_rating = rating_message(rating, pool.variant)
+        recorded, paired_before = await self._pools.seek_and_paired_table(player_id)
+        if (
+            recorded is not None
+            and recorded.request_id == request_id
+            and recorded.state is SeekState.PAIRED
+        ):
+            # This very seek, paired before its stream heard: it hears its table again.
+            yield await self._paired(player_id, recorded.table_id, recorded.opponent_rating)
+            return
+        await self._refuse_if_seated(paired_before)
+        # The player's hash is read once: the rating the pool pairs by, and the seat (name
+        # and rating) the pairing puts at the table.
+        me = await self._players.me(player_id)
+        stored = me.ratings.get(pool.variant, StoredRating())
+        seat = tables_pb2.Seat(player=me.player, rating=rating_message(pool.variant, stored))
         stream = secrets.token_urlsafe(12)
         try:
             async with self._fanout.listen(keys.seeker_channel(player_id), bytes.decode) as wake:
                 try:
                     entered = await self._enter(
-                        player_id, request_id, pool, rating, shown_rating, stream, paired_before
+                        player_id,
+                        request_id,
+                        pool,
+                        stored.rating,
+                        seat,
+                        stream,
+                        recorded,
+                        paired_before,
                     )
                 except PairedBeforeError:
-                    yield await self._paired(player_id)
+                    yield await self._paired_meanwhile(player_id)
                     return
                 try:
-                    last: tuple[int, int, int] | None = None
-                    last_sent = 0.0
-                    loop = asyncio.get_running_loop()
-                    while True:
-                        status = await self._pools.status(
-                            player_id,
-                            pool.key,
-                            stream=stream,
-                            kept_ms=self._kept_ms,
-                            alive_until_ms=self._clock_ms() + self._alive_ms,
-                        )
-                        if status.state is SeekState.PAIRED and status.own:
-                            yield await self._paired(player_id)
-                            return
-                        if not status.own or status.state is not SeekState.WAITING:
-                            return  # resumed by another stream of the player's
-                        waited = self._clock_ms() - entered
-                        low, high = _range_limits(rating.rating, waited)
-                        now = (status.seekers_in_pool, low, high)
-                        if (
-                            now != last
-                            or loop.time() - last_sent >= self._options.seek_heartbeat_seconds
-                        ):
-                            yield _waiting(now, waited, shown_rating)
-                            last, last_sent = now, loop.time()
-                        if await wake.next(self._options.seek_poll_seconds) is CLOSING:
-                            raise _shutting_down()
+                    progress = self._progress(player_id, pool, stream, entered, seat.rating, wake)
+                    async with contextlib.aclosing(progress):
+                        async for message in progress:
+                            yield message
                 finally:
-                    await asyncio.shield(self._leave(player_id, pool, stream))
+                    # Shielded: a cancelled stream still leaves its pool.  Kept, so that a
+                    # stopping replica closes Redis only once the leave is done.
+                    leaving = asyncio.ensure_future(self._leave(player_id, pool, stream))
+                    self._leaving.add(leaving)
+                    leaving.add_done_callback(self._leaving.discard)
+                    await asyncio.shield(leaving)
         except FanoutClosedError:
             raise _shutting_down() from None
+
+    async def _progress(
+        self,
+        player_id: str,
+        pool: Pool,
+        stream: str,
+        entered: int,
+        shown: players_pb2.Rating,
+        wake: Listener[str],
+    ) -> AsyncGenerator[matchmaking_pb2.SeekResponse]:
+        """Waiting messages while the seek waits on this stream, then its pairing."""
+        last: tuple[int, int, int] | None = None
+        last_sent = 0.0
+        loop = asyncio.get_running_loop()
+        while True:
+            status = await self._pools.status(
+                player_id,
+                pool.key,
+                stream=stream,
+                kept_ms=self._kept_ms,
+                alive_until_ms=self._clock_ms() + self._alive_ms,
+            )
+            if not status.own:
+                raise CallRefusedError.of(
+                    errors_pb2.ERROR_REASON_SEEK_IN_PROGRESS,
+                    "this seek was resumed by another Seek stream of yours (the same "
+                    "request_id), which carries on with it",
+                )
+            if status.state is SeekState.PAIRED:
+                yield await self._paired(player_id, status.table_id, status.opponent_rating)
+                return
+            if status.state is not SeekState.WAITING:
+                raise CallRefusedError.unavailable(
+                    "your seek was taken out of its pool (this server did not keep it alive "
+                    "in time): seek again with the same request_id to resume it with its wait"
+                )
+            waited = self._clock_ms() - entered
+            low, high = _range_limits(shown.rating, waited)
+            now = (status.seekers_in_pool, low, high)
+            if now != last or loop.time() - last_sent >= self._options.seek_heartbeat_seconds:
+                yield _waiting(now, waited, shown)
+                last, last_sent = now, loop.time()
+            if await wake.next(self._options.seek_poll_seconds) is CLOSING:
+                raise _shutting_down()
 
     async def _enter(
         self,
@@ -192,11 +229,11 @@ class Seeking:
         request_id: str,
         pool: Pool,
         rating: Rating,
-        shown: players_pb2.Rating,
+        seat: tables_pb2.Seat,
         stream: str,
-        paired_before: tuple[str, str] | None,
+        recorded: SeekRecord | None,
+        paired_before: PairedTable | None,
     ) -> int:
-        recorded = await self._pools.seek_record(player_id)
         if recorded is None or recorded.request_id != request_id:
             await self._players.enforce_rate_limit(
                 keys.rate_limit(player_id, "seek"),
@@ -209,12 +246,13 @@ class Seeking:
                 request_id,
                 pool.key,
                 rating=rating.rating,
-                stored_rating=shown.SerializeToString(),
+                stored_rating=seat.rating.SerializeToString(),
                 now_ms=self._clock_ms(),
                 stream=stream,
                 kept_ms=self._kept_ms,
                 alive_ms=self._alive_ms,
-                last_opponent="" if paired_before is None else paired_before[1],
+                last_opponent="" if paired_before is None else paired_before.opponent,
+                seat=seat.SerializeToString(),
             )
         except SeekInProgressError:
             raise CallRefusedError.of(
@@ -223,6 +261,11 @@ class Seeking:
             ) from None
         return entered.entered_ms
 
+    async def finish(self) -> None:
+        """Wait for the seeks leaving their pools now (their streams ended or were cut off)."""
+        if self._leaving:
+            await asyncio.wait(set(self._leaving))
+
     async def _leave(self, player_id: str, pool: Pool, stream: str) -> None:
         try:
             await self._pools.leave(player_id, pool.key, stream=stream, kept_ms=self._kept_ms)
@@ -230,22 +273,11 @@ class Seeking:
             # Its record stops being renewed: the next pairing that meets it takes it out.
             log.warning("could not take a seek out of its pool", exc_info=True)
 
-    async def _refuse_if_seated(
-        self, player_id: str, request_id: str, paired_before: tuple[str, str] | None
-    ) -> None:
-        """Refuse a player at an unfinished table a seek paired them at, unless this is that
-        very seek resuming (it hears its table again)."""
+    async def _refuse_if_seated(self, paired_before: PairedTable | None) -> None:
+        """Refuse a player at an unfinished table a seek paired them at."""
         if paired_before is None:
             return
-        table_id = paired_before[0]
-        recorded = await self._pools.seek_record(player_id)
-        if (
-            recorded is not None
-            and recorded.request_id == request_id
-            and recorded.state is SeekState.PAIRED
-            and recorded.table_id == table_id
-        ):
-            return
+        table_id = paired_before.table_id
         try:
             loaded = await self._reader.load(table_id)
         except CallRefusedError as refusal:
@@ -259,18 +291,24 @@ class Seeking:
                 tableId=table_id,
             )
 
-    async def _paired(self, player_id: str) -> matchmaking_pb2.SeekResponse:
+    async def _paired_meanwhile(self, player_id: str) -> matchmaking_pb2.SeekResponse:
+        """The pairing of a seek paired between its record's first read and its entry."""
         recorded = await self._pools.seek_record(player_id)
         if recorded is None or recorded.state is not SeekState.PAIRED:
             raise CallRefusedError.unavailable("the seek's table could not be read; seek again")
-        seated = await self._reader.get_table(recorded.table_id, player_id)
+        return await self._paired(player_id, recorded.table_id, recorded.opponent_rating)
+
+    async def _paired(
+        self, player_id: str, table_id: str, opponent_rating: bytes
+    ) -> matchmaking_pb2.SeekResponse:
+        seated = await self._reader.get_table(table_id, player_id)
         mine = seating.colors_of(seated.table, player_id)
         other = seating.seat(seated.table, seating.opponent_color(mine[0]))
         paired = matchmaking_pb2.SeekPaired(
             table=seated.table,
             your_role=seated.role,
             opponent=other.player,
-            opponent_rating=players_pb2.Rating.FromString(recorded.opponent_rating),
+            opponent_rating=players_pb2.Rating.FromString(opponent_rating),
         )
         return matchmaking_pb2.SeekResponse(paired=paired)
 
@@ -313,29 +351,24 @@ class PairingWorker:
         self.holder = secrets.token_urlsafe(12)
         """This replica's name on the leases it holds."""
         self._lease_ms = round(options.pairing_lease_seconds * 1000)
-        self._task: asyncio.Task[None] | None = None
+        self._loop = PollingLoop(
+            "pairing",
+            self._round,
+            poll_seconds=options.pairing_poll_seconds,
+            transient=(StoreUnavailableError, PeerUnavailableError),
+        )
 
     def start(self) -> None:
         """Start pairing in the background."""
-        if self._task is None:
-            self._task = asyncio.ensure_future(self._run())
+        self._loop.start()
 
     async def stop(self) -> None:
         """Stop pairing; the leases held end by themselves, as a crashed replica's do."""
-        if self._task is not None:
-            await cancel_and_wait([self._task])
-            self._task = None
+        await self._loop.stop()
 
-    async def _run(self) -> None:
-        backoff = self._options.pairing_poll_seconds
-        while True:
-            try:
-                await self.pair_round()
-                backoff = self._options.pairing_poll_seconds
-            except (StoreUnavailableError, PeerUnavailableError) as error:
-                log.warning("pairing: %s", error)
-                backoff = min(backoff * 2, _MAX_BACKOFF_SECONDS)
-            await asyncio.sleep(backoff)
+    async def _round(self) -> bool:
+        await self.pair_round()
+        return False
 
     async def pair_round(self) -> None:
         """Pair every pool this replica holds (or can take) once."""
@@ -348,16 +381,30 @@ class PairingWorker:
 
     async def _pair_pool(self, pool: Pool) -> None:
         now = self._clock_ms()
-        waiting = [_seeker(entry) for entry in await self._pools.waiting(pool.key)]
-        for first, second in pairing.pairs(waiting, now):
-            await self._pair(pool, first.player_id, second.player_id)
-
-    async def _pair(self, pool: Pool, first: str, second: str) -> None:
-        seats = [
-            await self._players.seat(first, rated_in=pool.variant),
-            await self._players.seat(second, rated_in=pool.variant),
-        ]
+        entries = {entry.player_id: entry for entry in await self._pools.waiting(pool.key)}
+        couples = pairing.pairs([_seeker(entry) for entry in entries.values()], now)
+        if not couples:
+            return
+        # Every game of a variant starts from the same position: asked once a round.
         started = await self._referee.start_game(pool.variant)
+        for first, second in couples:
+            seats = [
+                await self._seat(entries[first.player_id], pool),
+                await self._seat(entries[second.player_id], pool),
+            ]
+            await self._pair(pool, seats, started)
+
+    async def _seat(self, entry: PoolEntry, pool: Pool) -> tables_pb2.Seat:
+        """The seat the seek stored; read from the player only for a seek that stored none
+        (entered by a replica of an earlier version)."""
+        if entry.seat:
+            return tables_pb2.Seat.FromString(entry.seat)
+        return await self._players.seat(entry.player_id, rated_in=pool.variant)
+
+    async def _pair(
+        self, pool: Pool, seats: list[tables_pb2.Seat], started: referee_pb2.StartGameResponse
+    ) -> None:
+        first, second = (seat.player.player_id for seat in seats)
         for _ in range(_TABLE_ATTEMPTS):
             now = self._clock_ms()
             table = self._new_table(pool, seats, started.view.variant, now)

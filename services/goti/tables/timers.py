@@ -9,19 +9,13 @@ land.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable
-from typing import Final
 
-from goti.tables.background import cancel_and_wait
+from goti.tables.background import PollingLoop, cancel_and_wait
 from goti.tables.followups import FollowUps
 from goti.tables.redis_calls import StoreUnavailableError
 from goti.tables.store import TableStore
-
-log = logging.getLogger(__name__)
-
-_MAX_BACKOFF_SECONDS: Final = 5.0
 
 
 def _now_ms() -> int:
@@ -43,45 +37,34 @@ class TimerWorker:
     ) -> None:
         self._follow_ups = follow_ups
         self._store = store
-        self._poll_seconds = poll_seconds
         self._lease_ms = round(lease_seconds * 1000)
         self._batch = batch
         self._clock_ms = clock_ms
-        self._task: asyncio.Task[None] | None = None
+        self._loop = PollingLoop(
+            "timers", self._claim, poll_seconds=poll_seconds, transient=(StoreUnavailableError,)
+        )
         self._working: set[asyncio.Task[None]] = set()
 
     def start(self) -> None:
         """Start polling in the background."""
-        if self._task is None:
-            self._task = asyncio.ensure_future(self._run())
+        self._loop.start()
 
     async def stop(self) -> None:
         """Stop polling and cancel the work in hand (its entries go back after the lease)."""
-        if self._task is not None:
-            await cancel_and_wait([self._task])
-            self._task = None
+        await self._loop.stop()
         await cancel_and_wait(list(self._working))
 
-    async def _run(self) -> None:
-        backoff = self._poll_seconds
-        while True:
-            free = self._batch - len(self._working)
-            claimed = 0
-            if free > 0:
-                try:
-                    claim = await self._store.claim_due(self._clock_ms(), self._lease_ms, free)
-                except StoreUnavailableError as error:
-                    log.warning("timers: %s", error)
-                    await asyncio.sleep(backoff)
-                    backoff = min(backoff * 2, _MAX_BACKOFF_SECONDS)
-                    continue
-                backoff = self._poll_seconds
-                claimed = len(claim.table_ids)
-                for table_id in claim.table_ids:
-                    task = asyncio.ensure_future(
-                        self._follow_ups.handle_due(table_id, claim.lease_until_ms)
-                    )
-                    self._working.add(task)
-                    task.add_done_callback(self._working.discard)
-            if claimed < free or free <= 0:
-                await asyncio.sleep(self._poll_seconds)
+    async def _claim(self) -> bool:
+        """Claim what the batch has room for; True when it filled the room (more may be
+        due)."""
+        free = self._batch - len(self._working)
+        if free <= 0:
+            return False
+        claim = await self._store.claim_due(self._clock_ms(), self._lease_ms, free)
+        for table_id in claim.table_ids:
+            task = asyncio.ensure_future(
+                self._follow_ups.handle_due(table_id, claim.lease_until_ms)
+            )
+            self._working.add(task)
+            task.add_done_callback(self._working.discard)
+        return len(claim.table_ids) >= free

@@ -37,6 +37,9 @@ class MatchmakingServiceStub:
     The stream is the seek: cancelling it (or losing it) takes the player out of the pool at
     once. Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
     take the place back with the time already waited; a new request_id starts a new wait.
+    Resumed while the old stream is still open (the server had not seen it drop), the seek
+    goes on in the new stream, its pairing included; the old stream ends with
+    FAILED_PRECONDITION, reason SEEK_IN_PROGRESS.
 
     Authentication: Seek needs the player's token (see PlayersService); GetLeaderboard works
     without one and, with it, also says the caller's rank.
@@ -72,6 +75,9 @@ class MatchmakingServiceServicer:
     The stream is the seek: cancelling it (or losing it) takes the player out of the pool at
     once. Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
     take the place back with the time already waited; a new request_id starts a new wait.
+    Resumed while the old stream is still open (the server had not seen it drop), the seek
+    goes on in the new stream, its pairing included; the old stream ends with
+    FAILED_PRECONDITION, reason SEEK_IN_PROGRESS.
 
     Authentication: Seek needs the player's token (see PlayersService); GetLeaderboard works
     without one and, with it, also says the caller's rank.
@@ -80,7 +86,8 @@ class MatchmakingServiceServicer:
     def Seek(self, request, context):
         """Enters the caller in a pool and streams its progress until paired. Errors:
         INVALID_ARGUMENT naming the field (an unknown variant or turn timer); FAILED_PRECONDITION
-        with reason SEEK_IN_PROGRESS (another seek of the caller's is open: one at a time) or
+        with reason SEEK_IN_PROGRESS (another seek of the caller's is open: one at a time; or,
+        on a stream already waiting, this seek was resumed by another stream) or
         ALREADY_AT_TABLE (the caller is at an unfinished game against a person, whose table_id
         is in the ErrorInfo metadata `tableId`); RESOURCE_EXHAUSTED with reason RATE_LIMITED.
         """
@@ -128,6 +135,9 @@ class MatchmakingService:
     The stream is the seek: cancelling it (or losing it) takes the player out of the pool at
     once. Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
     take the place back with the time already waited; a new request_id starts a new wait.
+    Resumed while the old stream is still open (the server had not seen it drop), the seek
+    goes on in the new stream, its pairing included; the old stream ends with
+    FAILED_PRECONDITION, reason SEEK_IN_PROGRESS.
 
     Authentication: Seek needs the player's token (see PlayersService); GetLeaderboard works
     without one and, with it, also says the caller's rank.

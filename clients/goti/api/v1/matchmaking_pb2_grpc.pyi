@@ -38,6 +38,9 @@ class MatchmakingServiceStub:
     The stream is the seek: cancelling it (or losing it) takes the player out of the pool at
     once. Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
     take the place back with the time already waited; a new request_id starts a new wait.
+    Resumed while the old stream is still open (the server had not seen it drop), the seek
+    goes on in the new stream, its pairing included; the old stream ends with
+    FAILED_PRECONDITION, reason SEEK_IN_PROGRESS.
 
     Authentication: Seek needs the player's token (see PlayersService); GetLeaderboard works
     without one and, with it, also says the caller's rank.
@@ -50,7 +53,8 @@ class MatchmakingServiceStub:
     Seek: _grpc.UnaryStreamMultiCallable[_matchmaking_pb2.SeekRequest, _matchmaking_pb2.SeekResponse]
     """Enters the caller in a pool and streams its progress until paired. Errors:
     INVALID_ARGUMENT naming the field (an unknown variant or turn timer); FAILED_PRECONDITION
-    with reason SEEK_IN_PROGRESS (another seek of the caller's is open: one at a time) or
+    with reason SEEK_IN_PROGRESS (another seek of the caller's is open: one at a time; or,
+    on a stream already waiting, this seek was resumed by another stream) or
     ALREADY_AT_TABLE (the caller is at an unfinished game against a person, whose table_id
     is in the ErrorInfo metadata `tableId`); RESOURCE_EXHAUSTED with reason RATE_LIMITED.
     """
@@ -70,6 +74,9 @@ class MatchmakingServiceAsyncStub(MatchmakingServiceStub):
     The stream is the seek: cancelling it (or losing it) takes the player out of the pool at
     once. Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
     take the place back with the time already waited; a new request_id starts a new wait.
+    Resumed while the old stream is still open (the server had not seen it drop), the seek
+    goes on in the new stream, its pairing included; the old stream ends with
+    FAILED_PRECONDITION, reason SEEK_IN_PROGRESS.
 
     Authentication: Seek needs the player's token (see PlayersService); GetLeaderboard works
     without one and, with it, also says the caller's rank.
@@ -79,7 +86,8 @@ class MatchmakingServiceAsyncStub(MatchmakingServiceStub):
     Seek: _aio.UnaryStreamMultiCallable[_matchmaking_pb2.SeekRequest, _matchmaking_pb2.SeekResponse]  # type: ignore[assignment]
     """Enters the caller in a pool and streams its progress until paired. Errors:
     INVALID_ARGUMENT naming the field (an unknown variant or turn timer); FAILED_PRECONDITION
-    with reason SEEK_IN_PROGRESS (another seek of the caller's is open: one at a time) or
+    with reason SEEK_IN_PROGRESS (another seek of the caller's is open: one at a time; or,
+    on a stream already waiting, this seek was resumed by another stream) or
     ALREADY_AT_TABLE (the caller is at an unfinished game against a person, whose table_id
     is in the ErrorInfo metadata `tableId`); RESOURCE_EXHAUSTED with reason RATE_LIMITED.
     """
@@ -98,6 +106,9 @@ class MatchmakingServiceServicer(metaclass=_abc_1.ABCMeta):
     The stream is the seek: cancelling it (or losing it) takes the player out of the pool at
     once. Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
     take the place back with the time already waited; a new request_id starts a new wait.
+    Resumed while the old stream is still open (the server had not seen it drop), the seek
+    goes on in the new stream, its pairing included; the old stream ends with
+    FAILED_PRECONDITION, reason SEEK_IN_PROGRESS.
 
     Authentication: Seek needs the player's token (see PlayersService); GetLeaderboard works
     without one and, with it, also says the caller's rank.
@@ -111,7 +122,8 @@ class MatchmakingServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_matchmaking_pb2.SeekResponse], _abc.AsyncIterator[_matchmaking_pb2.SeekResponse]]:
         """Enters the caller in a pool and streams its progress until paired. Errors:
         INVALID_ARGUMENT naming the field (an unknown variant or turn timer); FAILED_PRECONDITION
-        with reason SEEK_IN_PROGRESS (another seek of the caller's is open: one at a time) or
+        with reason SEEK_IN_PROGRESS (another seek of the caller's is open: one at a time; or,
+        on a stream already waiting, this seek was resumed by another stream) or
         ALREADY_AT_TABLE (the caller is at an unfinished game against a person, whose table_id
         is in the ErrorInfo metadata `tableId`); RESOURCE_EXHAUSTED with reason RATE_LIMITED.
         """

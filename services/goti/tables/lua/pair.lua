@@ -1,6 +1,7 @@
 -- Pairs two seekers of a pool at a new table, or does nothing at all: both must still be
 -- waiting there, alive. Each leaves the pool, the table is written (seq 0, an empty log, its
--- code and its turn timer), both seeks are marked paired with it, and both are woken.
+-- code and its turn timer, by new_table.lua, which comes first), both seeks are marked
+-- paired with it, and both are woken.
 -- KEYS: 1 pool, 2 pool seekers, 3 seek A, 4 seek B, 5 table state, 6 table code, 7 timers,
 --       8 table log, 9 table requests, 10 paired table of A, 11 paired table of B
 -- ARGV: 1 id of A, 2 id of B, 3 pool, 4 now (ms), 5 seek kept after pairing (ms), 6 table id,
@@ -24,14 +25,9 @@ end
 local a_waiting = waiting(KEYS[3], ARGV[1])
 local b_waiting = waiting(KEYS[4], ARGV[2])
 if not (a_waiting and b_waiting) then return 'gone' end
-if redis.call('EXISTS', KEYS[5]) == 1 then return 'exists' end
-if not redis.call('SET', KEYS[6], ARGV[6], 'NX', 'EX', ARGV[7]) then return 'code_taken' end
-local fields = {'seq', 0, 'log_first', 1}
-for i = 12, #ARGV do fields[#fields + 1] = ARGV[i] end
-redis.call('DEL', KEYS[8], KEYS[9])
-redis.call('HSET', KEYS[5], unpack(fields))
-redis.call('EXPIRE', KEYS[5], ARGV[7])
-if ARGV[8] ~= '' then redis.call('ZADD', KEYS[7], ARGV[8], ARGV[6]) end
+local created = new_table(KEYS[5], KEYS[6], KEYS[8], KEYS[9], KEYS[7], ARGV[6], ARGV[7],
+                          ARGV[8], 12)
+if created ~= 'ok' then return created end
 redis.call('ZREM', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[1], ARGV[2])
 local a_rating = redis.call('HGET', KEYS[3], 'rating')

@@ -1,7 +1,8 @@
 -- Enters a player's seek in a pool, or resumes it (same request id, same pool) with its wait.
 -- KEYS: 1 seek record, 2 pool, 3 pool seekers
 -- ARGV: 1 player id, 2 request id, 3 pool, 4 rating (the score), 5 rating (stored),
---       6 now (ms), 7 stream token, 8 record kept (ms), 9 alive until (ms), 10 last opponent
+--       6 now (ms), 7 stream token, 8 record kept (ms), 9 alive until (ms), 10 last opponent,
+--       11 the seat the player takes when paired (a Seat message)
 -- Returns {'entered' | 'resumed', entered ms}, {'paired'} when this request was paired
 -- already, or {'in_progress'} when another seek of the player's is waiting.
 local seek = redis.call('HMGET', KEYS[1], 'request', 'state', 'pool', 'entered')
@@ -18,5 +19,5 @@ redis.call('HSET', KEYS[1], 'request', ARGV[2], 'state', 'waiting', 'pool', ARGV
   'entered', entered, 'stream', ARGV[7], 'rating', ARGV[5], 'alive', ARGV[9])
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
-redis.call('HSET', KEYS[3], ARGV[1], entered .. ' ' .. ARGV[10])
+redis.call('HSET', KEYS[3], ARGV[1], entered .. ' ' .. ARGV[10] .. ' ' .. ARGV[11])
 return {outcome, entered}
