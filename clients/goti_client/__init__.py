@@ -1,4 +1,5 @@
-"""The Goti client SDK: an async, typed client for the tables and players services.
+"""The Goti client SDK: an async, typed client for the tables, players and matchmaking
+services.
 
 It speaks in :mod:`goti.rules` types (Position, Move, Color, Outcome...) and small frozen
 dataclasses of its own, never protobuf messages::
@@ -13,13 +14,16 @@ dataclasses of its own, never protobuf messages::
             if turn is not None and table.role.holds(turn.side):
                 await goti.play(table.table_id, turn.legal_moves[0])
 
-Failed calls raise :class:`GotiError` subclasses (:mod:`goti_client.errors`).
+Play online now is ``goti.seek(...)`` and ``goti.leaderboard(...)``
+(:mod:`goti_client.matchmaking`).  Failed calls raise :class:`GotiError` subclasses
+(:mod:`goti_client.errors`).
 """
 
-from goti_client.client import Connection, GotiClient, MoveLike, connect, new_request_id
-from goti_client.connection import Backoff
+from goti_client.client import Connection, GotiClient, MoveLike, connect
+from goti_client.connection import Backoff, new_request_id
 from goti_client.errors import (
     ActionRefusedError,
+    AlreadyAtTableError,
     AuthenticationError,
     GotiError,
     IllegalMoveError,
@@ -54,6 +58,15 @@ from goti_client.events import (
     UnknownEvent,
 )
 from goti_client.identity import Identity, IdentityFileError, load_identity, save_identity
+from goti_client.matchmaking import (
+    SEEK_TURN_TIMERS,
+    Leaderboard,
+    LeaderboardEntry,
+    Seek,
+    SeekPaired,
+    SeekProgress,
+    SeekWaiting,
+)
 from goti_client.tables import (
     GameView,
     Level,
@@ -62,6 +75,7 @@ from goti_client.tables import (
     MoveSource,
     Opponent,
     Player,
+    Rating,
     Record,
     Role,
     Seat,
@@ -73,7 +87,9 @@ from goti_client.tables import (
 from goti_client.watches import LobbyWatch, TableWatch
 
 __all__ = [
+    "SEEK_TURN_TIMERS",
     "ActionRefusedError",
+    "AlreadyAtTableError",
     "AuthenticationError",
     "Backoff",
     "Connection",
@@ -88,6 +104,8 @@ __all__ = [
     "IdentityFileError",
     "IllegalMoveError",
     "InvalidRequestError",
+    "Leaderboard",
+    "LeaderboardEntry",
     "Level",
     "LobbySnapshot",
     "LobbyTable",
@@ -104,6 +122,7 @@ __all__ = [
     "Player",
     "PlayerJoined",
     "RateLimitedError",
+    "Rating",
     "Reason",
     "Record",
     "Rematch",
@@ -112,6 +131,10 @@ __all__ = [
     "Resigned",
     "Role",
     "Seat",
+    "Seek",
+    "SeekPaired",
+    "SeekProgress",
+    "SeekWaiting",
     "Snapshot",
     "StaleSeqError",
     "StartingPlayer",

@@ -12,7 +12,6 @@ Watches have no deadline and reconnect by themselves (:mod:`goti_client.watches`
 from __future__ import annotations
 
 import asyncio
-import uuid
 import weakref
 from collections.abc import Generator, Sequence
 from pathlib import Path
@@ -22,12 +21,20 @@ from typing import Any, Final, Self, TypeVar
 import grpc
 
 from goti.api.v1 import players_pb2, players_pb2_grpc, tables_pb2, tables_pb2_grpc
+from goti.api.v1.matchmaking_pb2_grpc import MatchmakingServiceStub
 from goti.rules import ENGLISH, Color, Move, Variant
 from goti_client import wire
-from goti_client.connection import COMMAND_BACKOFF, STREAM_BACKOFF, Backoff, open_channel
+from goti_client.connection import (
+    COMMAND_BACKOFF,
+    STREAM_BACKOFF,
+    Backoff,
+    new_request_id,
+    open_channel,
+)
 from goti_client.errors import AuthenticationError, Reason, error_from_rpc
 from goti_client.events import Rematch, TableEvent
 from goti_client.identity import Identity, load_identity, save_identity
+from goti_client.matchmaking import MatchmakingCalls
 from goti_client.tables import (
     LobbyTable,
     Me,
@@ -37,7 +44,7 @@ from goti_client.tables import (
     StartingPlayer,
     Table,
 )
-from goti_client.watches import LobbyWatch, TableWatch
+from goti_client.watches import LobbyWatch, ReconnectingStream, TableWatch
 
 RequestT = TypeVar("RequestT")
 ResponseT = TypeVar("ResponseT")
@@ -60,15 +67,11 @@ MoveLike = Move | Sequence[int] | str
 """A move as :meth:`GotiClient.play` takes it: a rules Move, a path of squares, or notation."""
 
 
-def new_request_id() -> str:
-    """A fresh command id: 32 hex digits."""
-    return uuid.uuid4().hex
-
-
-class GotiClient:
+class GotiClient(MatchmakingCalls):
     """A connection to Goti's public API, acting for one player (or for nobody: a spectator).
 
-    Build one with :func:`connect`.  Safe to share between tasks of one event loop.
+    Build one with :func:`connect`.  Safe to share between tasks of one event loop.  Play
+    online now (``seek``, ``leaderboard``) is in :mod:`goti_client.matchmaking`.
     """
 
     def __init__(
@@ -84,6 +87,7 @@ class GotiClient:
         self._channel = channel
         self._tables = tables_pb2_grpc.TablesServiceStub(channel)
         self._players = players_pb2_grpc.PlayersServiceStub(channel)
+        self._matchmaking = MatchmakingServiceStub(channel)
         self._identity = identity
         self._timeout = timeout
         self._command_backoff = command_backoff
@@ -91,12 +95,12 @@ class GotiClient:
         self._owns_channel = owns_channel
         self._seqs: dict[str, int] = {}
         self._variants: dict[str, Variant] = {}
-        self._watches: weakref.WeakSet[TableWatch | LobbyWatch] = weakref.WeakSet()
+        self._watches: weakref.WeakSet[ReconnectingStream[Any, Any]] = weakref.WeakSet()
 
     # -- lifecycle -------------------------------------------------------------------------
 
     async def close(self) -> None:
-        """End every watch opened here, and close the channel if the client opened it."""
+        """End every watch and seek opened here, and close the channel if the client opened it."""
         for watch in list(self._watches):
             watch.stop()
         if self._owns_channel:
@@ -160,7 +164,7 @@ class GotiClient:
         return me
 
     async def me(self) -> Me:
-        """The player this client acts for, with its win streaks against the computer."""
+        """The player this client acts for: its streaks against the computer, its ratings."""
         response = await self._call(self._players.GetMe, players_pb2.GetMeRequest())
         return wire.me_from_proto(response)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import uuid
 from dataclasses import dataclass
 from typing import Final
 
@@ -76,3 +77,11 @@ STREAM_BACKOFF: Final = Backoff(initial=0.5, maximum=30.0)
 """Reconnecting a broken watch stream, as the contract advises."""
 COMMAND_BACKOFF: Final = Backoff(initial=0.1, maximum=2.0)
 """Retrying a command that found Goti unavailable: short, the player is waiting."""
+SEEK_BACKOFF: Final = Backoff(initial=0.25, maximum=2.0)
+"""Reopening a broken seek stream: several tries inside the server's resume window (10 s by
+default), so that the player keeps their place in the pool."""
+
+
+def new_request_id() -> str:
+    """A fresh command id: 32 hex digits."""
+    return uuid.uuid4().hex

@@ -148,6 +148,16 @@ class ActionRefusedError(GotiError):
         return _count(self.metadata.get("movesToWait"))
 
 
+class AlreadyAtTableError(ActionRefusedError):
+    """A seek refused: the player is at an unfinished game a seek paired them at.  Offer to
+    go back to it (:attr:`table_id`); a new seek works once it is over."""
+
+    @property
+    def table_id(self) -> str | None:
+        """The unfinished game's table, when the server said."""
+        return self.metadata.get("tableId")
+
+
 class NotYourTurnError(ActionRefusedError):
     """Only the side to move may do this now; the app's view is probably behind."""
 
@@ -202,6 +212,8 @@ _CLASS_OF_REASON: Final[dict[Reason, type[GotiError]]] = {
     Reason.INCOMPLETE_CAPTURE: IllegalMoveError,
     Reason.AMBIGUOUS_MOVE: IllegalMoveError,
     Reason.NOT_YOUR_TURN: NotYourTurnError,
+    Reason.SEEK_IN_PROGRESS: ActionRefusedError,
+    Reason.ALREADY_AT_TABLE: AlreadyAtTableError,
     Reason.STALE_SEQ: StaleSeqError,
     Reason.TOKEN_REQUIRED: AuthenticationError,
     Reason.INVALID_TOKEN: AuthenticationError,

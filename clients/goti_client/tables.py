@@ -96,14 +96,42 @@ class Player:
 
 
 @dataclass(frozen=True, slots=True)
+class Rating:
+    """A player's Glicko-2 rating in one variant, from rated games between people.
+
+    ``str(rating)`` is how to show it beside the player's name: ``1523``, or ``1500?`` while
+    it is provisional.
+    """
+
+    variant: Variant
+    rating: int
+    """1500 for a new player."""
+    deviation: int
+    """How uncertain the rating is: 350 for a new player, smaller with each rated game."""
+    provisional: bool
+    """Whether it is still too uncertain to rank (deviation 110 or more)."""
+    games: int
+    """Rated games finished in this variant."""
+
+    def __str__(self) -> str:
+        return f"{self.rating}?" if self.provisional else str(self.rating)
+
+
+@dataclass(frozen=True, slots=True)
 class Me:
-    """The calling player, with its streaks against the computer."""
+    """The calling player, with its streaks against the computer and its ratings."""
 
     player: Player
     win_streak: int
     """Games won in a row against the computer; a loss or a draw resets it."""
     best_streak: int
     """The longest win streak against the computer the player ever had."""
+    ratings: tuple[Rating, ...] = ()
+    """One per variant the player has played rated; none before the first rated game."""
+
+    def rating(self, variant: Variant) -> Rating | None:
+        """The player's rating in ``variant``, if it has one."""
+        return next((kept for kept in self.ratings if kept.variant == variant), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +143,9 @@ class Seat:
     """None while the seat is open."""
     computer_level: Level | None = None
     """The computer's level when the computer sits here (then ``player`` holds its name)."""
+    rating: Rating | None = None
+    """The player's rating in the table's variant when seated; None for the computer and in
+    pass-and-play."""
 
     @property
     def is_open(self) -> bool:
@@ -208,6 +239,8 @@ class Table:
     """The rematch's table, once it has started."""
     role: Role
     """What the caller is at this table."""
+    rated: bool = False
+    """Whether the game counts for both players' ratings (a rated seek's table)."""
 
     def seat(self, color: Color) -> Seat:
         """The seat of one colour."""
@@ -228,6 +261,8 @@ class LobbyTable:
     open_color: Color
     """The colour the player who joins will play."""
     created_at: datetime
+    host_rating: Rating | None = None
+    """The host's rating in the table's variant; None while the host has none."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,8 +63,9 @@ class _ReopenStreamError(Exception):
     """The stream must be opened again; the message says why."""
 
 
-class _Watch(abc.ABC, Generic[ResponseT, UpdateT]):
-    """What every watch does: open a stream, turn its messages into updates, open a new
+class ReconnectingStream(abc.ABC, Generic[ResponseT, UpdateT]):
+    """What every live stream of the SDK does (the watches here, the seek of
+    :mod:`goti_client.matchmaking`): open a stream, turn its messages into updates, open a new
     stream with backoff when it breaks, and end cleanly when closed."""
 
     def __init__(self, backoff: Backoff, give_up_after: float | None) -> None:
@@ -120,6 +121,10 @@ class _Watch(abc.ABC, Generic[ResponseT, UpdateT]):
         """Whether the watch ends after yielding ``update``."""
         return False
 
+    def _reopens_after(self, error: grpc.aio.AioRpcError) -> bool:
+        """Whether a stream that failed so is opened again (else the failure is raised)."""
+        return error.code() in RECONNECT_CODES
+
     async def _stream(self) -> AsyncGenerator[UpdateT, None]:
         failures = 0
         failing_since: float | None = None
@@ -140,7 +145,7 @@ class _Watch(abc.ABC, Generic[ResponseT, UpdateT]):
             except grpc.aio.AioRpcError as error:
                 if self._closing.is_set():
                     return
-                if error.code() not in RECONNECT_CODES:
+                if not self._reopens_after(error):
                     raise error_from_rpc(error) from None
                 why = f"{error.code().name}: {error.details()}"
             except asyncio.CancelledError:
@@ -165,7 +170,7 @@ class _Watch(abc.ABC, Generic[ResponseT, UpdateT]):
             self._reconnects += 1
 
 
-class TableWatch(_Watch[tables_pb2.WatchTableResponse, TableUpdate]):
+class TableWatch(ReconnectingStream[tables_pb2.WatchTableResponse, TableUpdate]):
     """A table, live: ``async for update in watch`` yields a :class:`Snapshot` (when the
     watch starts from seq 0, or has fallen too far behind) and every :class:`TableEvent`
     after it, in seq order, each exactly once.  The stream opens on the first read: a watch
@@ -234,7 +239,7 @@ class TableWatch(_Watch[tables_pb2.WatchTableResponse, TableUpdate]):
         return isinstance(update, RematchStarted)
 
 
-class LobbyWatch(_Watch[tables_pb2.WatchLobbyResponse, LobbyUpdate]):
+class LobbyWatch(ReconnectingStream[tables_pb2.WatchLobbyResponse, LobbyUpdate]):
     """The lobby, live: ``async for update in watch`` yields a :class:`LobbySnapshot` first
     (and again after every reconnect: the lobby keeps no log), then :class:`TableOpened` and
     :class:`TableClosed` changes.  :attr:`tables` is the lobby as of the last update."""

@@ -43,6 +43,7 @@ from goti_client.tables import (
     MoveSource,
     Opponent,
     Player,
+    Rating,
     Record,
     Role,
     Seat,
@@ -144,12 +145,29 @@ def player_from_proto(message: players_pb2.Player) -> Player:
     return Player(message.player_id, message.display_name)
 
 
+def rating_from_proto(message: players_pb2.Rating, *, field: str = "rating") -> Rating:
+    """A player's rating in one variant."""
+    return Rating(
+        variant=convert.variant_from_proto(
+            message.variant, field=f"{field}.variant", default=ENGLISH
+        ),
+        rating=message.rating,
+        deviation=message.deviation,
+        provisional=message.provisional,
+        games=message.games,
+    )
+
+
 def me_from_proto(message: players_pb2.GetMeResponse) -> Me:
-    """The calling player and its streaks."""
+    """The calling player, its streaks and its ratings."""
     return Me(
         player_from_proto(message.player),
         win_streak=message.streaks.win_streak,
         best_streak=message.streaks.best_streak,
+        ratings=tuple(
+            rating_from_proto(rating, field=f"ratings[{index}]")
+            for index, rating in enumerate(message.ratings)
+        ),
     )
 
 
@@ -162,7 +180,12 @@ def seat_from_proto(message: tables_pb2.Seat, *, field: str) -> Seat:
         if message.computer
         else None
     )
-    return Seat(color, player, level)
+    rating = (
+        rating_from_proto(message.rating, field=f"{field}.rating")
+        if message.HasField("rating")
+        else None
+    )
+    return Seat(color, player, level, rating)
 
 
 def _squares(values: Iterable[int]) -> tuple[Square, ...]:
@@ -245,6 +268,7 @@ def table_from_proto(message: tables_pb2.Table, role: int) -> Table:
         ),
         rematch_table_id=message.rematch_table_id or None,
         role=_ROLE_OF_VALUE.get(role, Role.SPECTATOR),
+        rated=message.rated,
     )
 
 
@@ -258,6 +282,11 @@ def lobby_table_from_proto(message: tables_pb2.LobbyTable) -> LobbyTable:
         host=player_from_proto(message.host),
         open_color=convert.color_from_proto(message.open_color, field="open_color"),
         created_at=time_from_proto(message.created_at),
+        host_rating=(
+            rating_from_proto(message.host_rating, field="host_rating")
+            if message.HasField("host_rating")
+            else None
+        ),
     )
 
 

@@ -21,6 +21,7 @@ from goti_client.terminal.dialogs import Question
 from goti_client.terminal.game_screen import GameScreen
 from goti_client.terminal.labels import Language
 from goti_client.terminal.lobby_screen import LobbyScreen
+from goti_client.terminal.seek_screen import SeekScreen
 
 from .pilot_moves import (
     connected,
@@ -148,4 +149,11 @@ async def test_every_button_is_whole_and_no_border_follows_devanagari(
         await wait_until(pilot, lambda: app.screen is app.start_screen, "the start screen")
         await pilot.click("#lobby")
         await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen), "the lobby")
+        await check_at_every_size(pilot, app)
+
+        # Waiting to be paired (Play online now).
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.start_screen, "the start screen")
+        await pilot.click("#seek")
+        await wait_until(pilot, lambda: isinstance(app.screen, SeekScreen), "the wait")
         await check_at_every_size(pilot, app)

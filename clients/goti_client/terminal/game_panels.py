@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from goti.rules import GameWarning, Square, Variant, square_name
-from goti_client.tables import Me, Role, Seat, TableStatus
+from goti_client.tables import Me, Rating, Role, Seat, TableStatus
 from goti_client.terminal.board import BoardMarks
 from goti_client.terminal.labels import Labels
 from goti_client.terminal.selection import MoveEntry
@@ -34,11 +34,22 @@ def format_clock(seconds: float) -> str:
     return f"{whole // 60}:{whole % 60:02d}"
 
 
+def rated_name(labels: Labels, name: str, rating: Rating | None) -> str:
+    """A player's name with their rating beside it, when they have one (``1500?`` while
+    provisional)."""
+    if rating is None:
+        return name
+    return labels.rated_name.format(name=name, rating=rating)
+
+
 def table_header(state: TableState, labels: Labels) -> str:
-    """The table's variant and code, and whether this is a spectator's view."""
+    """The table's variant and code, whether its game is rated, and whether this is a
+    spectator's view."""
     table = state.table
     code = table.code or table.table_id
     header = labels.table_header.format(variant=labels.variant(table.variant), code=code)
+    if table.rated:
+        header += f" · {labels.rated}"
     if table.role is Role.SPECTATOR:
         header += f" · {labels.watching}"
     return header
@@ -52,7 +63,7 @@ def seat_line(state: TableState, labels: Labels, seat: Seat) -> str:
     elif seat.player is None:
         name = labels.open_seat
     else:
-        name = seat.player.display_name
+        name = rated_name(labels, seat.player.display_name, seat.rating)
     mine = table.role.holds(seat.color) and table.role is not Role.BOTH
     you = f" ({labels.you})" if mine else ""
     captured = labels.captured.format(count=state.captured_by(seat.color))

@@ -16,18 +16,19 @@ from textual.widgets import Static
 
 from goti.rules import Square
 from goti_client.errors import GotiError
-from goti_client.events import DrawDeclined, Snapshot, TableUpdate
+from goti_client.events import DrawDeclined, PlayerJoined, Snapshot, TableUpdate
 from goti_client.tables import Role, Table, TableStatus
 from goti_client.terminal.game_view import GameView
 from goti_client.terminal.selection import MoveEntry
 
 if TYPE_CHECKING:
+    from goti_client.terminal.app import GotiApp
     from goti_client.watches import TableWatch
 
 TICK_SECONDS: Final = 0.25
 PROBE_RETRY_SECONDS: Final = 1.0
 STREAK_SETTLE_SECONDS: Final = 1.0
-"""The server counts a finished game in the streaks a moment after it ends."""
+"""The server counts a finished game in the streaks and ratings a moment after it ends."""
 
 
 class TableFollower(GameView):
@@ -72,6 +73,9 @@ class TableFollower(GameView):
             self._game_finished()
         if isinstance(update, DrawDeclined):
             self.say(self.goti_app.labels.draw_declined)
+        if isinstance(update, PlayerJoined):
+            # The event names the newcomer; their rating comes with the table.
+            self.run_worker(self._read_table(), group="seats", exit_on_error=False)
         rematch = after.table.rematch_table_id
         if rematch and rematch != before.table.rematch_table_id:
             self._go_to_rematch(rematch)
@@ -103,17 +107,21 @@ class TableFollower(GameView):
 
         board.put_cursor(min(entry.movable, key=distance))
 
+    async def _read_table(self) -> None:
+        try:
+            table = await self.goti_app.goti.get_table(self.table_id)
+        except GotiError:
+            return  # the names stand without ratings until the next snapshot
+        self._apply(Snapshot(table))
+
     def _game_finished(self) -> None:
         app = self.goti_app
         if self.state.table.role is not Role.SPECTATOR:
             app.files.forget_table(app.server, self.table_id)
-        if self.state.table.opponent.is_computer:
-            self.run_worker(self._settle_streak(), group="streak", exit_on_error=False)
-
-    async def _settle_streak(self) -> None:
-        await self.goti_app.refresh_me()
-        await asyncio.sleep(STREAK_SETTLE_SECONDS)
-        await self.goti_app.refresh_me()
+        if self.state.table.opponent.is_computer or self.state.table.rated:
+            # The streaks, or the new ratings, for the start screen: read by the app, not by
+            # this screen, which the player may leave before the answer comes.
+            app.run_worker(_settle_me(app), group="me", exit_on_error=False)
 
     def _go_to_rematch(self, table_id: str) -> None:
         if self._leaving or self.state.table.role is Role.SPECTATOR:
@@ -165,3 +173,11 @@ class TableFollower(GameView):
                 continue
             self._apply(Snapshot(table))
             self._set_connected(True)
+
+
+async def _settle_me(app: GotiApp) -> None:
+    """Read the player's streaks and ratings now, and once more when the server has surely
+    counted the game."""
+    await app.refresh_me()
+    await asyncio.sleep(STREAK_SETTLE_SECONDS)
+    await app.refresh_me()

@@ -156,6 +156,24 @@ class Labels:
     lobby_code: str
     lobby_empty: str
     lobby_keys: str
+    play_online: str
+    rated_game: str
+    find_opponent: str
+    rated: str
+    casual: str
+    seek_title: str
+    seekers_waiting: str
+    rating_range: str
+    any_rating: str
+    waited: str
+    your_rating: str
+    seek_keys: str
+    seek_cancelled: str
+    paired_with: str
+    rated_name: str
+    your_ratings: str
+    unfinished_game_question: str
+    go_back: str
     refusals: Mapping[Reason, str]
     something_went_wrong: str
     unreachable: str
@@ -289,6 +307,24 @@ ENGLISH_LABELS = Labels(
     lobby_code="Code",
     lobby_empty="No open tables yet.",
     lobby_keys="Enter joins the table · Esc goes back",
+    play_online="Play online now",
+    rated_game="Rated: the game changes both players' ratings",
+    find_opponent="Find an opponent",
+    rated="rated",
+    casual="casual",
+    seek_title="Looking for an opponent · {variant} · {timer} · {kind}",
+    seekers_waiting="Players waiting: {count}",
+    rating_range="Opponents rated {low} to {high}",
+    any_rating="Opponents of any rating",
+    waited="Waited {time}",
+    your_rating="Your rating: {rating}",
+    seek_keys="Esc cancels",
+    seek_cancelled="Search cancelled",
+    paired_with="Paired with {name}",
+    rated_name="{name} ({rating})",
+    your_ratings="Your rating: {ratings}",
+    unfinished_game_question="You have a game to finish. Go back to it?",
+    go_back="Go back",
     refusals={
         Reason.INVALID_MOVE: "That is not a move",
         Reason.ILLEGAL_MOVE: "That move is not legal here",
@@ -425,6 +461,24 @@ NEPALI_LABELS = Labels(
     lobby_code="कोड",
     lobby_empty="अहिले कुनै खुला टेबल छैन।",
     lobby_keys="Enter ले टेबलमा सामेल गराउँछ · Esc ले पछाडि लैजान्छ",
+    play_online="अहिले अनलाइन खेल्नुहोस्",
+    rated_game="रेटिङमा गनिने: खेलले दुवै खेलाडीको रेटिङ बदल्छ",
+    find_opponent="प्रतिद्वन्द्वी खोज्नुहोस्",
+    rated="रेटिङमा गनिने",
+    casual="रेटिङमा नगनिने",
+    seek_title="प्रतिद्वन्द्वी खोज्दै · {variant} · {timer} · {kind}",
+    seekers_waiting="पर्खिरहेका खेलाडी: {count}",
+    rating_range="{low} देखि {high} रेटिङसम्मका प्रतिद्वन्द्वी",
+    any_rating="जुनसुकै रेटिङका प्रतिद्वन्द्वी",
+    waited="पर्खेको समय: {time}",
+    your_rating="तपाईंको रेटिङ: {rating}",
+    seek_keys="Esc ले रद्द गर्छ",
+    seek_cancelled="खोजी रद्द गरियो",
+    paired_with="{name} सँग खेल मिल्यो",
+    rated_name="{name} ({rating})",
+    your_ratings="तपाईंको रेटिङ: {ratings}",
+    unfinished_game_question="तपाईंको एउटा खेल बाँकी छ। त्यहीँ फर्कने?",
+    go_back="फर्कनुहोस्",
     refusals={
         Reason.INVALID_MOVE: "यो चाल होइन",
         Reason.ILLEGAL_MOVE: "यो चाल यहाँ मिल्दैन",

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Static
 from goti.rules import Variant
 from goti_client.errors import GotiError
 from goti_client.tables import LobbyTable
+from goti_client.terminal.game_panels import rated_name
 
 if TYPE_CHECKING:
     from goti_client.terminal.app import GotiApp
@@ -92,7 +93,7 @@ class LobbyScreen(Screen[None]):
             timer = f"{table.turn_timer_seconds} s" if table.turn_timer_seconds else labels.no_timer
             # Text, not str: a str cell is read as markup, and a name may hold brackets.
             grid.add_row(
-                Text(table.host.display_name),
+                Text(rated_name(labels, table.host.display_name, table.host_rating)),
                 Text(labels.color(table.open_color)),
                 Text(timer),
                 Text(table.code),

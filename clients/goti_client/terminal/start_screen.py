@@ -1,6 +1,6 @@
 """The start screen: play the computer, play a friend online (create a table or join one by
-its code), pass and play at this terminal, browse the lobby, or watch a table by its id, its
-code or its join link.
+its code), play online now (paired with a waiting opponent), pass and play at this terminal,
+browse the lobby, or watch a table by its id, its code or its join link.
 
 Some terminals (tmux among them) draw Devanagari a cell or two wider than Textual reckons,
 moving the rest of its line to the right; so no box border closes a line after a label, and
@@ -20,8 +20,10 @@ from textual.widgets import Button, Checkbox, Input, RadioButton, RadioSet, Stat
 
 from goti.rules import ENGLISH, RUSSIAN, Variant
 from goti_client.errors import GotiError, Reason
+from goti_client.matchmaking import SEEK_TURN_TIMERS
 from goti_client.tables import Level, Opponent, StartingPlayer, Table
 from goti_client.terminal.dialogs import Question
+from goti_client.terminal.game_panels import rated_name
 
 if TYPE_CHECKING:
     from goti_client.terminal.app import GotiApp
@@ -35,6 +37,8 @@ FIRST_MOVERS: Final = (StartingPlayer.PLAYER_1, StartingPlayer.PLAYER_2, Startin
 """In the order of the "who moves first" buttons: the player, the computer, either."""
 TURN_TIMERS: Final = (0, 30, 60, 300)
 """Seconds per move offered for a table with a friend (0: no timer)."""
+SEEK_TIMERS: Final = tuple(SEEK_TURN_TIMERS)
+"""Seconds per move of the pools Play online now pairs in (0: no timer)."""
 VARIANTS: Final = (ENGLISH, RUSSIAN)
 CODE_LENGTH: Final = 6
 """Characters in a table code (``K7QX2M``), spaces and dashes aside; a table id is longer."""
@@ -128,6 +132,10 @@ class StartScreen(Screen[None]):
             yield Static(labels.title, id="title", markup=False)
             yield Static("", id="connection-status", markup=False)
             yield Static("", id="streaks", markup=False)
+            # Hidden until the player has a rating, so that connecting moves nothing below.
+            ratings = Static("", id="ratings", markup=False)
+            ratings.display = False
+            yield ratings
             with Vertical(classes="row"):
                 yield Static(labels.rules, markup=False)
                 with RadioSet(compact=True, id="variant"):
@@ -171,6 +179,19 @@ class StartScreen(Screen[None]):
                     yield Button(labels.create_table, id="create-table", compact=True)
                     yield Input(placeholder=labels.code_or_link, id="join-code", compact=True)
                     yield Button(labels.join, id="join", compact=True)
+            with Vertical(classes="section", id="online-section"):
+                yield Static(labels.play_online, classes="heading", markup=False)
+                with Vertical(classes="row"):
+                    yield Static(labels.turn_timer, markup=False)
+                    with RadioSet(compact=True, id="seek-timer"):
+                        for seconds in SEEK_TIMERS:
+                            yield RadioButton(
+                                self._timer_label(seconds),
+                                value=seconds == 0,
+                                id=f"seek-timer-{seconds}",
+                            )
+                yield Checkbox(labels.rated_game, value=True, id="rated", compact=True)
+                yield Button(labels.find_opponent, id="seek", variant="primary", compact=True)
             with Horizontal(classes="row spaced"):
                 yield Button(labels.pass_and_play, id="pass-and-play", compact=True)
                 yield Button(labels.browse_lobby, id="lobby", compact=True)
@@ -225,6 +246,12 @@ class StartScreen(Screen[None]):
         self.query_one("#streaks", Static).update(
             labels.streaks.format(streak=me.win_streak, best=me.best_streak)
         )
+        ratings = " · ".join(
+            rated_name(labels, labels.variant(rating.variant), rating) for rating in me.ratings
+        )
+        line = self.query_one("#ratings", Static)
+        line.update(labels.your_ratings.format(ratings=ratings) if ratings else "")
+        line.display = bool(ratings)
 
     def _status(self, text: str) -> None:
         if self._ready:
@@ -292,6 +319,16 @@ class StartScreen(Screen[None]):
                 code = self.query_one("#join-code", Input).value.strip()
                 if code:
                     self._open(lambda: app.goti.join_table(code), full=code)
+            case "seek":
+                from goti_client.terminal.seek_screen import SeekScreen  # noqa: PLC0415
+
+                app.push_screen(
+                    SeekScreen(
+                        variant,
+                        turn_timer=SEEK_TIMERS[self._chosen("seek-timer")],
+                        rated=self.query_one("#rated", Checkbox).value,
+                    )
+                )
             case "pass-and-play":
                 self._open(
                     lambda: app.goti.create_table(
@@ -333,6 +370,18 @@ class StartScreen(Screen[None]):
                 self._offer_to_watch(full)
             return
         app.open_table(table)
+
+    def offer_unfinished_game(self, table_id: str) -> None:
+        """Offer to go back to the unfinished game at ``table_id`` (a seek refused for it)."""
+        app = self.goti_app
+        labels = app.labels
+
+        def answered(go_back: bool | None) -> None:
+            if go_back:
+                self._open(lambda: app.goti.get_table(table_id))
+
+        question = Question(labels.unfinished_game_question, labels.go_back, labels.no)
+        app.push_screen(question, answered)
 
     def _offer_to_watch(self, code: str) -> None:
         app = self.goti_app
