@@ -352,7 +352,11 @@ async def web_port(redis_url: str, settings: Settings, policy: GuestPolicy) -> A
         )
         stack.push_async_callback(runtime.close)
         web = await start_web_server(
-            runtime.tables_servicer, runtime.players_servicer, settings, port=0
+            runtime.tables_servicer,
+            runtime.players_servicer,
+            runtime.matchmaking_servicer,
+            settings,
+            port=0,
         )
         stack.push_async_callback(web.stop)
         yield web.url.rstrip("/")

@@ -89,7 +89,11 @@ async def web_backend(redis_url: str, redis: Redis, tmp_path: Path) -> AsyncIter
         wiring = await start_peers(stack, options, redis_url, ai_pool)
         tables, runtime = await wiring.start(stack)
         web = await start_web_server(
-            runtime.tables_servicer, runtime.players_servicer, SETTINGS, port=web_port
+            runtime.tables_servicer,
+            runtime.players_servicer,
+            runtime.matchmaking_servicer,
+            SETTINGS,
+            port=web_port,
         )
         stack.push_async_callback(web.stop)
         yield WebBackend(url, tables.target, runtime, web, screenshots)

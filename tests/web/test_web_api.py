@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import pytest
@@ -16,18 +16,26 @@ from connectrpc.client import ConnectClient
 from connectrpc.code import Code
 from connectrpc.compat import google_protobuf_binary_codec
 from connectrpc.errors import ConnectError
+from connectrpc.method import MethodInfo
 from connectrpc.protocol import ProtocolType
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2
 
-from goti.api.v1 import game_pb2, players_pb2, tables_pb2, tables_pb2_grpc
+from goti.api.v1 import game_pb2, matchmaking_pb2, players_pb2, tables_pb2, tables_pb2_grpc
+from goti.tables.matchmaking_servicer import MATCHMAKING_SERVICE
 from goti.tables.servicer import PLAYERS_SERVICE, TABLES_SERVICE
 from goti.web.adapter import method_info
 
 from .conftest import WebBackend
 
 PROTOCOLS = [ProtocolType.CONNECT, ProtocolType.GRPC_WEB]
+SERVICES = (TABLES_SERVICE, PLAYERS_SERVICE, MATCHMAKING_SERVICE)
 CALL_TIMEOUT_MS = 30_000
+
+
+def _method(name: str) -> MethodInfo[Any, Any]:
+    [service] = [service for service in SERVICES if name in service.methods_by_name]
+    return method_info(service, service.methods_by_name[name])
 
 
 class BrowserCalls:
@@ -41,20 +49,29 @@ class BrowserCalls:
         return {"authorization": f"Bearer {self.token}"} if self.token else {}
 
     async def call(self, method: str, request: Message) -> Any:
-        service = PLAYERS_SERVICE if method in PLAYERS_SERVICE.methods_by_name else TABLES_SERVICE
-        info = method_info(service, service.methods_by_name[method])
         return await self.client.execute_unary(
-            request=request, method=info, headers=self._headers(), timeout_ms=CALL_TIMEOUT_MS
+            request=request,
+            method=_method(method),
+            headers=self._headers(),
+            timeout_ms=CALL_TIMEOUT_MS,
         )
 
-    async def watch_table(self, table_id: str, after_seq: int = 0) -> AsyncGenerator[Any, None]:
-        info = method_info(TABLES_SERVICE, TABLES_SERVICE.methods_by_name["WatchTable"])
-        request = tables_pb2.WatchTableRequest(table_id=table_id, after_seq=after_seq)
+    async def server_stream(self, method: str, request: Message) -> AsyncGenerator[Any, None]:
+        """The call's messages; closing this closes the call, as a browser leaving does."""
         stream = self.client.execute_server_stream(
-            request=request, method=info, headers=self._headers()
+            request=request, method=_method(method), headers=self._headers()
         )
-        async for message in stream:
-            yield message
+        # The client's stream is an async generator: closed here, not when it is collected.
+        async with contextlib.aclosing(cast("AsyncGenerator[Any, None]", stream)) as messages:
+            async for message in messages:
+                yield message
+
+    def watch_table(self, table_id: str, after_seq: int = 0) -> AsyncGenerator[Any, None]:
+        request = tables_pb2.WatchTableRequest(table_id=table_id, after_seq=after_seq)
+        return self.server_stream("WatchTable", request)
+
+    def seek(self, request: matchmaking_pb2.SeekRequest) -> AsyncGenerator[Any, None]:
+        return self.server_stream("Seek", request)
 
     async def sign_in(self) -> players_pb2.Player:
         guest = await self.call("CreateGuest", players_pb2.CreateGuestRequest())

@@ -58,7 +58,7 @@ async def test_the_page_opens_on_its_paths(web_backend: WebBackend) -> None:
     assert page.headers["content-type"] == "text/html; charset=utf-8"
     assert b'<div id="goti">' in page.body
     assert "script-src 'self'" in page.headers["content-security-policy"]
-    for path in ("lobby", "join/K7QX2M", "table/abc-DEF_123"):
+    for path in ("lobby", "leaderboard", "join/K7QX2M", "table/abc-DEF_123"):
         opened = await fetch(web_backend.url + path)
         assert opened.status == 200, path
         assert opened.body == page.body
@@ -112,7 +112,11 @@ async def test_only_the_page_itself_may_call_unless_origins_are_allowed(
 
     settings = Settings(host="127.0.0.1", web_allowed_origins=("https://elsewhere.example",))
     application = WebApplication(
-        goti_endpoints(web_backend.runtime.tables_servicer, web_backend.runtime.players_servicer),
+        goti_endpoints(
+            web_backend.runtime.tables_servicer,
+            web_backend.runtime.players_servicer,
+            web_backend.runtime.matchmaking_servicer,
+        ),
         PageFiles(packaged_page()),
         read_max_bytes=settings.max_message_bytes,
         allowed_origins=settings.web_allowed_origins,

@@ -1,16 +1,18 @@
-// The page's connection to Goti: the tables and players services over Connect (or gRPC-Web),
-// from the page's own origin, with the player's token on every call, and refusals read as
-// the reasons of errors.proto.
+// The page's connection to Goti: the tables, players and matchmaking services over Connect
+// (or gRPC-Web), from the page's own origin, with the player's token on every call, and
+// refusals read as the reasons of errors.proto.
 
 import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
+import { MatchmakingService } from "./gen/goti/api/v1/matchmaking_pb.js";
 import { PlayersService } from "./gen/goti/api/v1/players_pb.js";
 import { TablesService } from "./gen/goti/api/v1/tables_pb.js";
 import type { Reason } from "./words.js";
 
 export type Tables = Client<typeof TablesService>;
 export type Players = Client<typeof PlayersService>;
+export type Matchmaking = Client<typeof MatchmakingService>;
 
 /** Seconds a unary call may take, as the contract advises (streams have none). */
 export const CALL_TIMEOUT_MS = 10_000;
@@ -88,6 +90,7 @@ export type Protocol = "connect" | "grpc-web";
 export class Goti {
   readonly tables: Tables;
   readonly players: Players;
+  readonly matchmaking: Matchmaking;
   private token: string | undefined;
 
   constructor(baseUrl: string, protocol: Protocol) {
@@ -100,6 +103,7 @@ export class Goti {
       protocol === "grpc-web" ? createGrpcWebTransport(options) : createConnectTransport(options);
     this.tables = createClient(TablesService, transport);
     this.players = createClient(PlayersService, transport);
+    this.matchmaking = createClient(MatchmakingService, transport);
   }
 
   /** Act as the player holding ``token`` from now on. */

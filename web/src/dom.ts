@@ -35,3 +35,23 @@ export function replaceChildren(parent: Element, ...children: Child[]): void {
   parent.replaceChildren();
   append(parent, children);
 }
+
+/** A row of radio buttons named ``name``, one per label, the ``chosen`` one checked;
+ * ``choose`` hears the index of each one picked. */
+export function radioGroup(
+  id: string,
+  name: string,
+  labels: readonly string[],
+  chosen: number,
+  choose: (index: number) => void,
+): HTMLElement {
+  return h(
+    "div",
+    { class: "choices", role: "radiogroup", id },
+    ...labels.map((label, index) =>
+      h("label", {},
+        h("input", { type: "radio", name, value: index, checked: chosen === index, onchange: () => choose(index) }),
+        label),
+    ),
+  );
+}

@@ -6,6 +6,7 @@ import { h, replaceChildren } from "./dom.js";
 import { Variant } from "./gen/goti/api/v1/game_pb.js";
 import type { LobbyTable, WatchLobbyResponse } from "./gen/goti/api/v1/tables_pb.js";
 import type { Page, View } from "./page.js";
+import { ratingTag } from "./ratings.js";
 import type { Following } from "./stream.js";
 import { colorName, fill } from "./words.js";
 
@@ -100,7 +101,7 @@ export class LobbyView implements View {
       rows as HTMLElement,
       ...newestFirst.map((table) =>
         h("tr", { "data-code": table.code, "data-table-id": table.tableId },
-          h("td", {}, table.host?.displayName ?? ""),
+          h("td", {}, table.host?.displayName ?? "", ratingTag(words, table.hostRating)),
           h("td", {}, colorName(words, table.openColor)),
           h("td", {}, table.turnTimerSeconds ? fill(words.seconds, { count: table.turnTimerSeconds }) : words.noTimer),
           h("td", { class: "code" }, table.code),

@@ -1,6 +1,7 @@
 // Goti's web page: signs in as the guest kept in this browser (a new one the first time),
-// then shows what its address asks for: the start screen (`/`), the lobby (`/lobby`), a join
-// link (`/join/CODE`) or a table (`/table/ID`, played or watched; a reload comes back here).
+// then shows what its address asks for: the start screen (`/`), the lobby (`/lobby`), the
+// leaderboard (`/leaderboard`), a join link (`/join/CODE`) or a table (`/table/ID`, played or
+// watched; a reload comes back here).
 
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CALL_TIMEOUT_MS, Goti, refusalOf } from "./api.js";
@@ -8,6 +9,7 @@ import { h, replaceChildren } from "./dom.js";
 import { Variant } from "./gen/goti/api/v1/game_pb.js";
 import type { GetMeResponse } from "./gen/goti/api/v1/players_pb.js";
 import type { Role, Table } from "./gen/goti/api/v1/tables_pb.js";
+import { LeaderboardView } from "./leaderboardView.js";
 import { LobbyView } from "./lobbyView.js";
 import type { History, Page, View } from "./page.js";
 import { StartView } from "./startView.js";
@@ -156,6 +158,11 @@ class App implements Page {
     this.show(new LobbyView(this, variant), history, path);
   }
 
+  showLeaderboard(variant: Variant, history: History = "push"): void {
+    const path = variant === Variant.RUSSIAN ? "/leaderboard?variant=russian" : "/leaderboard";
+    this.show(new LeaderboardView(this, variant), history, path);
+  }
+
   showTable(table: Table, role: Role, history: History = "push"): void {
     this.show(new TableView(this, table, role), history, `/table/${encodeURIComponent(table.tableId)}`);
   }
@@ -165,9 +172,12 @@ class App implements Page {
     const path = window.location.pathname;
     const [, first = "", second = ""] = path.split("/");
     const rest = decodeURIComponent(second);
+    const russian = new URLSearchParams(window.location.search).get("variant") === "russian";
+    const variant = russian ? Variant.RUSSIAN : Variant.ENGLISH;
     if (first === "lobby") {
-      const russian = new URLSearchParams(window.location.search).get("variant") === "russian";
-      this.showLobby(russian ? Variant.RUSSIAN : Variant.ENGLISH, history);
+      this.showLobby(variant, history);
+    } else if (first === "leaderboard") {
+      this.showLeaderboard(variant, history);
     } else if (first === "join" && rest !== "") {
       const start = new StartView(this);
       this.show(start, history, "/");

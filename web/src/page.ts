@@ -31,6 +31,8 @@ export interface Page {
   /** Show the start screen, with a line to say. */
   showStart(message?: string, history?: History): void;
   showLobby(variant: Variant, history?: History): void;
+  /** Show the leaderboard of ``variant``. */
+  showLeaderboard(variant: Variant, history?: History): void;
   /** Show a table: played when the player sits there, else watched. */
   showTable(table: Table, role: Role, history?: History): void;
 }

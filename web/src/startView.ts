@@ -1,10 +1,11 @@
-// The start screen: play the computer, play a friend online (create a table or join one by its
-// code or link), pass and play on this device, browse the lobby, or watch a table; and, when a
-// game was left unfinished here, the offer to resume it.
+// The start screen: play online now (paired with a waiting player), play the computer, play a
+// friend online (create a table or join one by its code or link), pass and play on this
+// device, browse the lobby, see the leaderboard, or watch a table; and, when a game was left
+// unfinished here, the offer to resume it.
 
 import { Code } from "@connectrpc/connect";
 import { CALL_TIMEOUT_MS, refusalOf, requestId, retrying } from "./api.js";
-import { h, replaceChildren } from "./dom.js";
+import { h, radioGroup, replaceChildren } from "./dom.js";
 import { Variant } from "./gen/goti/api/v1/game_pb.js";
 import {
   Opponent,
@@ -15,8 +16,9 @@ import {
   Visibility,
 } from "./gen/goti/api/v1/tables_pb.js";
 import type { Page, View } from "./page.js";
+import { SeekPanel } from "./seekPanel.js";
 import { keepTable, keptTable } from "./storage.js";
-import { fill, type Words } from "./words.js";
+import { fill, ratingText, type Words } from "./words.js";
 
 const LEVELS = [Opponent.COMPUTER_EASY, Opponent.COMPUTER_NORMAL, Opponent.COMPUTER_HARD] as const;
 const FIRST_MOVERS = [
@@ -71,48 +73,23 @@ export class StartView implements View {
   private busy = false;
   /** The code or link of a table the player could not join, being full: offered to watch. */
   private fullTable: string | undefined;
+  private readonly online: SeekPanel;
 
   constructor(
     private readonly page: Page,
     private message = "",
   ) {
+    this.online = new SeekPanel(page, () => this.variant());
     this.redraw();
     void this.offerResume();
   }
 
-  close(): void {}
+  close(): void {
+    this.online.close();
+  }
 
   redraw(): void {
     const words = this.page.words;
-    const me = this.page.me;
-    const radios = (name: keyof Choices, labels: readonly string[]): HTMLElement =>
-      h(
-        "div",
-        { class: "choices", role: "radiogroup", id: `choose-${name}` },
-        ...labels.map((label, index) =>
-          h(
-            "label",
-            {},
-            h("input", {
-              type: "radio",
-              name,
-              value: index,
-              checked: this.choices[name] === index,
-              onchange: () => {
-                (this.choices[name] as number) = index;
-              },
-            }),
-            label,
-          ),
-        ),
-      );
-    const codeInput = h("input", {
-      id: "join-code",
-      type: "text",
-      autocomplete: "off",
-      placeholder: words.codeOrLink,
-      "aria-label": words.codeOrLink,
-    });
     const watchInput = h("input", {
       id: "watch-id",
       type: "text",
@@ -120,6 +97,38 @@ export class StartView implements View {
       placeholder: words.watchWhich,
       "aria-label": words.watchWhich,
     });
+    replaceChildren(
+      this.element,
+      this.playerPanel(words),
+      h("div", { id: "resume" }),
+      this.fullTablePanel(),
+      h("section", { class: "row" }, h("span", { class: "caption" }, words.rules),
+        this.radios("variant", [words.english, words.russian])),
+      this.online.element,
+      this.computerPanel(words),
+      this.friendPanel(words),
+      h("section", { class: "row" },
+        h("button", { id: "pass-and-play", type: "button", onclick: () => this.passAndPlay() }, words.passAndPlay),
+        h("button", { id: "lobby", type: "button", onclick: () => this.page.showLobby(this.variant()) }, words.browseLobby),
+        h("button", { id: "leaderboard", type: "button", onclick: () => this.page.showLeaderboard(this.variant()) }, words.leaderboard),
+      ),
+      h("form", { class: "row", onsubmit: (event: Event) => { event.preventDefault(); this.watch(watchInput.value); } },
+        watchInput, h("button", { id: "watch", type: "submit" }, words.watch)),
+      h("p", { id: "message", class: "message", role: "status" }, this.message),
+    );
+    this.online.redraw();
+    this.showResume();
+  }
+
+  private radios(name: keyof Choices, labels: readonly string[]): HTMLElement {
+    return radioGroup(`choose-${name}`, name, labels, this.choices[name] as number, (index) => {
+      (this.choices[name] as number) = index;
+    });
+  }
+
+  /** Who the player is (their streaks and ratings), with their name to change. */
+  private playerPanel(words: Words): HTMLElement {
+    const me = this.page.me;
     const nameInput = h("input", {
       id: "display-name",
       type: "text",
@@ -127,52 +136,58 @@ export class StartView implements View {
       value: me?.player?.displayName ?? "",
       "aria-label": words.yourName,
     });
-    replaceChildren(
-      this.element,
-      h("section", { class: "who" },
-        me === undefined
-          ? h("p", { id: "player" }, words.connecting)
-          : h("p", { id: "player" }, fill(words.playingAs, { name: me.player?.displayName ?? "" })),
-        me?.streaks === undefined
-          ? null
-          : h("p", { id: "streaks" }, fill(words.streaks, { streak: me.streaks.winStreak, best: me.streaks.bestStreak })),
-        h("form", { class: "row", onsubmit: (event: Event) => { event.preventDefault(); void this.rename(nameInput.value); } },
-          h("label", { for: "display-name" }, words.yourName), nameInput,
-          h("button", { type: "submit", id: "save-name" }, words.saveName)),
-      ),
-      h("div", { id: "resume" }),
-      this.fullTablePanel(),
-      h("section", { class: "row" }, h("span", { class: "caption" }, words.rules),
-        radios("variant", [words.english, words.russian])),
-      h("section", { class: "card", id: "computer-section" },
-        h("h2", {}, words.playComputer),
-        h("div", { class: "row" }, h("span", { class: "caption" }, words.level), radios("level", words.levels)),
-        h("div", { class: "row" }, h("span", { class: "caption" }, words.whoFirst),
-          radios("first", [words.firstMe, words.firstComputer, words.firstRandom])),
-        h("button", { id: "play-computer", class: "primary", type: "button", onclick: () => this.playComputer() }, words.play),
-      ),
-      h("section", { class: "card", id: "friend-section" },
-        h("h2", {}, words.playFriend),
-        h("div", { class: "row" }, h("span", { class: "caption" }, words.turnTimer),
-          radios("timer", TURN_TIMERS.map((seconds) => timerLabel(words, seconds)))),
-        h("label", { class: "row" },
-          h("input", { type: "checkbox", id: "public", checked: this.choices.listed,
-            onchange: (event: Event) => { this.choices.listed = (event.target as HTMLInputElement).checked; } }),
-          words.listInLobby),
-        h("div", { class: "row" },
-          h("button", { id: "create-table", type: "button", onclick: () => this.createForFriend() }, words.createTable)),
-        h("form", { class: "row", onsubmit: (event: Event) => { event.preventDefault(); this.join(codeInput.value); } },
-          codeInput, h("button", { id: "join", type: "submit" }, words.join)),
-      ),
-      h("section", { class: "row" },
-        h("button", { id: "pass-and-play", type: "button", onclick: () => this.passAndPlay() }, words.passAndPlay),
-        h("button", { id: "lobby", type: "button", onclick: () => this.page.showLobby(this.variant()) }, words.browseLobby),
-      ),
-      h("form", { class: "row", onsubmit: (event: Event) => { event.preventDefault(); this.watch(watchInput.value); } },
-        watchInput, h("button", { id: "watch", type: "submit" }, words.watch)),
-      h("p", { id: "message", class: "message", role: "status" }, this.message),
+    return h("section", { class: "who" },
+      me === undefined
+        ? h("p", { id: "player" }, words.connecting)
+        : h("p", { id: "player" }, fill(words.playingAs, { name: me.player?.displayName ?? "" })),
+      me?.streaks === undefined
+        ? null
+        : h("p", { id: "streaks" }, fill(words.streaks, { streak: me.streaks.winStreak, best: me.streaks.bestStreak })),
+      me === undefined || me.ratings.length === 0
+        ? null
+        : h("p", { id: "ratings" }, fill(words.ratings, {
+            ratings: me.ratings
+              .map((rating) => `${rating.variant === Variant.RUSSIAN ? words.russian : words.english} ${ratingText(rating)}`)
+              .join(" · "),
+          })),
+      h("form", { class: "row", onsubmit: (event: Event) => { event.preventDefault(); void this.rename(nameInput.value); } },
+        h("label", { for: "display-name" }, words.yourName), nameInput,
+        h("button", { type: "submit", id: "save-name" }, words.saveName)),
     );
-    this.showResume();
+  }
+
+  private computerPanel(words: Words): HTMLElement {
+    return h("section", { class: "card", id: "computer-section" },
+      h("h2", {}, words.playComputer),
+      h("div", { class: "row" }, h("span", { class: "caption" }, words.level), this.radios("level", words.levels)),
+      h("div", { class: "row" }, h("span", { class: "caption" }, words.whoFirst),
+        this.radios("first", [words.firstMe, words.firstComputer, words.firstRandom])),
+      h("button", { id: "play-computer", class: "primary", type: "button", onclick: () => this.playComputer() }, words.play),
+    );
+  }
+
+  /** A table for a friend: its turn timer, whether the lobby lists it; or join one. */
+  private friendPanel(words: Words): HTMLElement {
+    const codeInput = h("input", {
+      id: "join-code",
+      type: "text",
+      autocomplete: "off",
+      placeholder: words.codeOrLink,
+      "aria-label": words.codeOrLink,
+    });
+    return h("section", { class: "card", id: "friend-section" },
+      h("h2", {}, words.playFriend),
+      h("div", { class: "row" }, h("span", { class: "caption" }, words.turnTimer),
+        this.radios("timer", TURN_TIMERS.map((seconds) => timerLabel(words, seconds)))),
+      h("label", { class: "row" },
+        h("input", { type: "checkbox", id: "public", checked: this.choices.listed,
+          onchange: (event: Event) => { this.choices.listed = (event.target as HTMLInputElement).checked; } }),
+        words.listInLobby),
+      h("div", { class: "row" },
+        h("button", { id: "create-table", type: "button", onclick: () => this.createForFriend() }, words.createTable)),
+      h("form", { class: "row", onsubmit: (event: Event) => { event.preventDefault(); this.join(codeInput.value); } },
+        codeInput, h("button", { id: "join", type: "submit" }, words.join)),
+    );
   }
 
   private variant(): Variant {

@@ -1,6 +1,6 @@
 // The tab's one event stream. Chromium opens at most six connections per site over HTTP/1.1,
-// and a seventh call waits for one of them: so a tab watches the lobby or one table, never
-// both, and opening a new watch closes the old one. Each watch is closed through its own
+// and a seventh call waits for one of them: so a tab follows the lobby, one table or its
+// player's seek, one at a time, and opening a new stream closes the old one. Each watch is closed through its own
 // handle, so a view leaving the screen closes its watch and never the next view's. A broken
 // stream is opened again after a short, jittered pause (0.5 s doubling to 5 s: a person is
 // waiting), and a stream that says nothing for three heartbeats is taken for dead and opened
@@ -21,6 +21,9 @@ export interface StreamHandlers<T> {
   status(status: StreamStatus): void;
   /** The stream was refused: true to keep trying, false to give up (nothing can change). */
   refused(error: ConnectError): boolean;
+  /** Refusals of this stream that opening it again cannot mend, besides those of every
+   * stream (a seek told that another is open): these go to ``refused`` too. */
+  final?(error: ConnectError): boolean;
 }
 
 /** Errors that opening the stream again cannot mend. */
@@ -74,7 +77,8 @@ export class TabStream {
       } catch (error) {
         if (following.aborted) return;
         const refusal = ConnectError.from(error);
-        if (isFinal(refusal) && !handlers.refused(refusal)) return;
+        const final = isFinal(refusal) || handlers.final?.(refusal) === true;
+        if (final && !handlers.refused(refusal)) return;
       } finally {
         clearTimeout(silence);
         following.removeEventListener("abort", stop);

@@ -5,16 +5,16 @@
 // The table's watch is the view's source of truth; a command's own events are folded in as
 // soon as its reply comes, and the watch skips them later by seq. The table as of its last
 // seq is kept in the browser, so a reload draws it at once and the watch resumes from there.
+// The view holds that state, the watch and the commands; what each part of the screen shows
+// is drawn by tableParts.ts.
 
 import { Code } from "@connectrpc/connect";
 import { CALL_TIMEOUT_MS, refusalOf, requestId, retrying } from "./api.js";
-import { BoardView, NO_MARKS, type BoardMarks } from "./boardView.js";
+import { BoardView } from "./boardView.js";
 import { h, replaceChildren } from "./dom.js";
-import { Color, GameWarning, type Move, Variant } from "./gen/goti/api/v1/game_pb.js";
+import { Color, type Move } from "./gen/goti/api/v1/game_pb.js";
 import {
-  Opponent,
   Role,
-  type Seat,
   type Table,
   type TableEvent,
   TableStatus,
@@ -25,54 +25,43 @@ import type { Page, View } from "./page.js";
 import { keepTable, keptTable } from "./storage.js";
 import type { Following } from "./stream.js";
 import {
+  boardMarks,
+  buttons,
+  headerText,
+  isComputer,
+  moveList,
+  notices,
+  seatLine,
+  statusName,
+  statusText,
+  streakText,
+  type TableActions,
+  timerText,
+  waitingPanel,
+} from "./tableParts.js";
+import {
   foldEvent,
   foldSnapshot,
   holds,
-  movesBeforeMoveLimit,
   myTurn,
-  opponentOf,
   seatAtBottom,
   type TableState,
   turnOf,
 } from "./tableState.js";
-import { colorName, fill, type Reason } from "./words.js";
+import type { Reason } from "./words.js";
 
 const TICK_MS = 250;
-const STREAK_SETTLE_MS = 1_000;
 /** The server counts a finished game in the streaks a moment after it ends. */
-
-export function formatClock(seconds: number): string {
-  const whole = Math.max(0, Math.ceil(seconds));
-  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
-}
-
-function isComputer(opponent: Opponent): boolean {
-  return (
-    opponent === Opponent.COMPUTER_EASY ||
-    opponent === Opponent.COMPUTER_NORMAL ||
-    opponent === Opponent.COMPUTER_HARD
-  );
-}
+const STREAK_SETTLE_MS = 1_000;
 
 type Reply = { events: TableEvent[] };
+type Command = (side: Color, seq: bigint, requestId: string) => Promise<Reply>;
 
 function sameMoves(one: readonly Move[], other: readonly Move[]): boolean {
   return (
     one.length === other.length &&
     one.every((move, index) => move.notation === other[index]?.notation)
   );
-}
-type Command = (side: Color, seq: bigint, requestId: string) => Promise<Reply>;
-
-/** A move's notation with a line-break opportunity after each hop, so that a long capture
- * (`h4:f6:d4:b6:d8:f6:h8`) wraps inside its column. */
-function breakable(notation: string): (string | HTMLElement)[] {
-  const parts: (string | HTMLElement)[] = [];
-  for (const piece of notation.split(/(?<=[:x-])/)) {
-    if (parts.length > 0) parts.push(h("wbr"));
-    parts.push(piece);
-  }
-  return parts;
 }
 
 export class TableView implements View {
@@ -93,6 +82,14 @@ export class TableView implements View {
   private readonly board: BoardView;
   private readonly ticker: number;
   private readonly keys = (event: KeyboardEvent): void => this.shortcut(event);
+  private readonly actions: TableActions = {
+    offerDraw: () => this.offerDraw(),
+    answerDraw: (accept) => this.answerDraw(accept),
+    resign: () => this.resign(),
+    takeBack: () => this.takeBack(),
+    rematch: () => this.rematch(),
+    leave: () => this.leave(),
+  };
 
   constructor(
     private readonly page: Page,
@@ -183,7 +180,8 @@ export class TableView implements View {
     this.keep();
     const finishedNow =
       after.table.status === TableStatus.FINISHED && before.table.status !== TableStatus.FINISHED;
-    if (finishedNow && isComputer(after.table.opponent)) void this.settleStreak();
+    // The streaks, or the ratings, change with the game's end: read them again.
+    if (finishedNow && (isComputer(after.table.opponent) || after.table.rated)) void this.settleStreak();
     const rematch = after.table.rematchTableId;
     if (rematch !== "" && rematch !== before.table.rematchTableId) void this.goToRematch(rematch);
     this.redraw();
@@ -483,41 +481,39 @@ export class TableView implements View {
     const words = this.page.words;
     const { table, role } = this.state;
     const game = table.game;
-    const variantName = table.variant === Variant.RUSSIAN ? words.russian : words.english;
-    let header = fill(words.tableHeader, { variant: variantName, code: table.code || table.tableId });
-    if (role === Role.SPECTATOR) header += ` · ${words.watching}`;
     const bottom = seatAtBottom(this.state);
-    const status = table.status === TableStatus.WAITING ? "waiting" : table.status === TableStatus.FINISHED ? "finished" : "playing";
     Object.assign(this.element.dataset, {
       tableId: table.tableId,
       seq: String(table.seq),
-      status,
+      status: statusName(table),
       myTurn: String(myTurn(this.state) !== undefined),
       role: Role[role].toLowerCase(),
       plies: String(game?.moves.length ?? 0),
     });
     const boardFocused = this.board.element.contains(document.activeElement);
+    const list = moveList(game);
+    list.addEventListener("scroll", () => this.noteMoveListScroll(list), { passive: true });
     replaceChildren(
       this.element,
       h("header", { class: "table-header" },
-        h("h2", { id: "table-header" }, header),
+        h("h2", { id: "table-header" }, headerText(words, this.state)),
         h("span", { id: "connection", "aria-live": "polite" }, this.connected ? words.connected : words.reconnecting)),
       h("div", { class: "table-body" },
         h("div", { class: "board-column" },
-          this.seatLine(table, bottom === Color.WHITE ? table.black : table.white, "seat-top"),
+          seatLine(words, this.state, bottom === Color.WHITE ? table.black : table.white, "seat-top"),
           this.board.element,
-          this.seatLine(table, bottom === Color.WHITE ? table.white : table.black, "seat-bottom"),
+          seatLine(words, this.state, bottom === Color.WHITE ? table.white : table.black, "seat-bottom"),
           h("p", { class: "hint" }, words.boardKeys)),
         h("aside", { class: "side" },
-          h("p", { id: "status", class: "status", "aria-live": "polite" }, this.statusText()),
+          h("p", { id: "status", class: "status", "aria-live": "polite" }, statusText(words, this.state)),
           h("p", { id: "timer", class: "timer" }),
-          h("ul", { id: "notices", class: "notices" }, ...this.notices().map((notice) => h("li", {}, notice))),
+          h("ul", { id: "notices", class: "notices" }, ...notices(words, this.state).map((notice) => h("li", {}, notice))),
           h("p", { id: "streak", class: "streak" }),
-          this.buttons(),
-          this.waitingPanel(),
+          buttons(words, this.state, this.sending, this.actions),
+          waitingPanel(words, table, (link) => void this.copy(link)),
           h("p", { id: "message", class: "message", role: "status" }, this.message),
           h("h3", {}, words.moves),
-          this.moveList())),
+          list)),
     );
     this.showBoard();
     if (boardFocused) this.board.focusCursor();
@@ -546,139 +542,10 @@ export class TableView implements View {
   }
 
   private showBoard(): void {
-    const game = this.state.table.game;
-    const board = game?.board;
+    const board = this.state.table.game?.board;
     if (board === undefined) return;
-    const entry = this.entry;
-    const turn = myTurn(this.state);
-    let marks: BoardMarks = { ...NO_MARKS, lastMove: this.state.lastMove };
-    if (this.pending.length > 0) {
-      marks = { ...marks, path: this.pending };
-    } else if (entry !== undefined && turn !== undefined && !this.sending) {
-      marks = {
-        mustCapture: new Set(turn.mustCapture),
-        movable: entry.movable,
-        path: entry.path,
-        targets: entry.targets,
-        jumped: entry.jumped,
-        lastMove: this.state.lastMove,
-      };
-    }
+    const marks = boardMarks(this.state, this.entry, this.pending, this.sending);
     this.board.show(board, seatAtBottom(this.state), this.state.table.variant, marks, this.page.words);
-  }
-
-  private seatLine(table: Table, seat: Seat | undefined, id: string): HTMLElement {
-    const words = this.page.words;
-    if (seat === undefined) return h("p", { id });
-    let name: string;
-    if (seat.computer) name = fill(words.computerSeat, { level: words.levels[seat.computerLevel - 1] ?? "" });
-    else if (seat.player === undefined) name = words.openSeat;
-    else name = seat.player.displayName;
-    const mine = holds(this.state.role, seat.color) && this.state.role !== Role.BOTH;
-    const game = table.game;
-    const captured = seat.color === Color.WHITE ? game?.capturedByWhite : game?.capturedByBlack;
-    const toMove = turnOf(this.state)?.side === seat.color;
-    return h("p", { id, class: `seat${toMove ? " to-move" : ""}`, "data-color": seat.color === Color.WHITE ? "white" : "black" },
-      h("span", { class: `swatch ${seat.color === Color.WHITE ? "white" : "black"}`, "aria-hidden": "true" }),
-      h("strong", {}, `${colorName(words, seat.color)}: `),
-      `${name}${mine ? ` (${words.you})` : ""}`,
-      h("span", { class: "captured" }, ` · ${fill(words.captured, { count: captured ?? 0 })}`));
-  }
-
-  private statusText(): string {
-    const words = this.page.words;
-    const { table, role } = this.state;
-    const game = table.game;
-    if (table.status === TableStatus.WAITING) return words.waitingForOpponent;
-    const outcome = game?.outcome;
-    if (outcome !== undefined) {
-      const why = words.terminations[outcome.termination] ?? "";
-      if (outcome.winner === Color.UNSPECIFIED) return fill(words.drawResult, { why });
-      let result = fill(words.wins, { side: colorName(words, outcome.winner), why });
-      if (role === Role.WHITE || role === Role.BLACK) {
-        result = `${holds(role, outcome.winner) ? words.youWon : words.youLost} ${result}`;
-      }
-      return result;
-    }
-    const turn = turnOf(this.state);
-    if (turn === undefined) return "";
-    if (myTurn(this.state) !== undefined && role !== Role.BOTH) return words.yourMove;
-    const seat = turn.side === Color.WHITE ? table.white : table.black;
-    if (seat?.computer) return words.thinking;
-    return fill(words.sideToMove, { side: colorName(words, turn.side) });
-  }
-
-  private notices(): string[] {
-    const words = this.page.words;
-    const { table, role } = this.state;
-    const game = table.game;
-    const turn = myTurn(this.state);
-    const notices: string[] = [];
-    if (game === undefined) return notices;
-    if (turn !== undefined && turn.mustCapture.length > 0) notices.push(words.mustCapture);
-    for (const warning of [...game.warnings].sort()) {
-      if (warning === GameWarning.REPETITION) notices.push(words.warnings[warning]);
-      if (warning === GameWarning.MOVE_LIMIT_NEAR) {
-        notices.push(fill(words.warnings[warning], { count: movesBeforeMoveLimit(game) }));
-      }
-    }
-    const offer = game.drawOffer;
-    if (offer !== Color.UNSPECIFIED && table.status === TableStatus.PLAYING) {
-      // The offer is made before the offerer's move and answered on the opponent's turn, after
-      // it: each side is told what comes next.
-      const side = colorName(words, offer);
-      const other = colorName(words, opponentOf(offer));
-      const seated = role === Role.WHITE || role === Role.BLACK;
-      if (turn !== undefined && turn.side === opponentOf(offer)) {
-        notices.push(fill(words.drawOffered, { side }));
-      } else if (seated && holds(role, offer)) {
-        const stillToMove = turnOf(this.state)?.side === offer;
-        notices.push(fill(stillToMove ? words.youOfferedDrawMove : words.youOfferedDrawWait, { side: other }));
-      } else if (seated) {
-        notices.push(fill(words.drawOfferComing, { side }));
-      } else {
-        notices.push(fill(words.drawOfferOpen, { side, other }));
-      }
-    }
-    const asked = table.rematchOfferedBy;
-    if (table.status === TableStatus.FINISHED && asked !== Color.UNSPECIFIED && table.rematchTableId === "") {
-      if (holds(role, asked) && role !== Role.BOTH) notices.push(words.youAskedRematch);
-      else notices.push(fill(words.rematchOffered, { side: colorName(words, asked) }));
-    }
-    return notices;
-  }
-
-  private buttons(): HTMLElement {
-    const words = this.page.words;
-    const { table, role } = this.state;
-    const game = table.game;
-    const turn = myTurn(this.state);
-    const offer = game?.drawOffer ?? Color.UNSPECIFIED;
-    const answering = turn !== undefined && offer !== Color.UNSPECIFIED && offer === opponentOf(turn.side);
-    const button = (id: string, label: string, shown: boolean, action: () => void, kind = "", keys = ""): HTMLElement | null =>
-      shown
-        ? h("button", { id, type: "button", class: kind, "aria-keyshortcuts": keys || undefined, disabled: this.sending, onclick: action }, label)
-        : null;
-    return h("div", { class: "buttons" },
-      button("offer-draw", words.offerDraw, turn !== undefined && turn.mayOfferDraw && offer === Color.UNSPECIFIED, () => this.offerDraw(), "", "D"),
-      button("accept-draw", words.acceptDraw, answering, () => this.answerDraw(true), "primary", "Y"),
-      button("decline-draw", words.declineDraw, answering, () => this.answerDraw(false), "", "N"),
-      button("resign", words.resign, turn !== undefined, () => this.resign(), "danger", "R"),
-      button("take-back", words.takeBack, table.status === TableStatus.PLAYING && isComputer(table.opponent) && role !== Role.SPECTATOR && (game?.moves.length ?? 0) > 0, () => this.takeBack(), "", "Control+Z"),
-      button("rematch", words.rematch, table.status === TableStatus.FINISHED && role !== Role.SPECTATOR && table.rematchTableId === "", () => this.rematch(), "primary", "M"),
-      button("leave", words.leave, true, () => this.leave()),
-    );
-  }
-
-  private waitingPanel(): HTMLElement | null {
-    const { table } = this.state;
-    if (table.status !== TableStatus.WAITING) return null;
-    const words = this.page.words;
-    const link = table.joinUrl;
-    return h("div", { class: "card share" },
-      h("p", {}, words.shareCode.replace("{code}", ""), h("strong", { id: "table-code" }, table.code)),
-      h("p", {}, words.shareLink.replace("{link}", ""), h("a", { id: "join-link", href: link }, link)),
-      h("button", { id: "copy-link", type: "button", onclick: () => void this.copy(link) }, words.copyLink));
   }
 
   private async copy(link: string): Promise<void> {
@@ -692,48 +559,13 @@ export class TableView implements View {
     }
   }
 
-  private moveList(): HTMLElement {
-    const game = this.state.table.game;
-    const moves = game?.moves ?? [];
-    // Number full moves from the side that moved first in this game.
-    const firstToMove = game?.variant === Variant.RUSSIAN ? "W" : "B";
-    const offset = game !== undefined && game.startFen !== "" && !game.startFen.startsWith(firstToMove) ? 1 : 0;
-    const rows: HTMLElement[] = [];
-    const plies: (string | undefined)[] = [...Array<undefined>(offset).fill(undefined), ...moves];
-    for (let index = 0; index < plies.length; index += 2) {
-      const pair = plies.slice(index, index + 2);
-      rows.push(
-        h("li", {},
-          ...pair.map((notation, half) =>
-            notation === undefined
-              ? h("span", { class: "ply" }, "…")
-              : h("span", { class: "ply", "data-ply": index + half - offset }, ...breakable(notation)))),
-      );
-    }
-    const list = h("ol", { id: "moves", class: "moves" }, ...rows);
-    list.addEventListener("scroll", () => this.noteMoveListScroll(list), { passive: true });
-    return list;
-  }
-
   private showTimer(): void {
     const line = this.element.querySelector("#timer");
-    if (line === null) return;
-    const deadline = this.state.table.turnDeadline;
-    if (deadline === undefined || turnOf(this.state) === undefined) {
-      line.textContent = "";
-      return;
-    }
-    const left = Number(deadline.seconds) + deadline.nanos / 1e9 - Date.now() / 1000;
-    line.textContent = fill(this.page.words.timeLeft, { time: formatClock(left) });
+    if (line !== null) line.textContent = timerText(this.page.words, this.state, Date.now());
   }
 
   private showStreak(): void {
     const line = this.element.querySelector("#streak");
-    if (line === null) return;
-    const streaks = this.page.me?.streaks;
-    line.textContent =
-      streaks !== undefined && isComputer(this.state.table.opponent)
-        ? fill(this.page.words.winStreak, { streak: streaks.winStreak, best: streaks.bestStreak })
-        : "";
+    if (line !== null) line.textContent = streakText(this.page.words, this.state.table, this.page.me?.streaks);
   }
 }

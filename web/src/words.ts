@@ -2,6 +2,7 @@
 // as the checkers books write them in both languages. `{name}` fields are filled by `fill`.
 
 import { Color, GameWarning, Termination } from "./gen/goti/api/v1/game_pb.js";
+import type { Rating } from "./gen/goti/api/v1/players_pb.js";
 
 export type Language = "en" | "ne";
 
@@ -51,6 +52,21 @@ export interface Words {
   readonly firstComputer: string;
   readonly firstRandom: string;
   readonly play: string;
+  readonly playOnline: string;
+  readonly playOnlineHint: string;
+  readonly ratedCaption: string;
+  readonly casualGame: string;
+  readonly ratedGame: string;
+  readonly seeking: string;
+  readonly seekersInPool: string;
+  readonly ratingRange: string;
+  readonly anyRating: string;
+  readonly waited: string;
+  readonly yourRating: string;
+  readonly cancelSeek: string;
+  readonly backToGame: string;
+  readonly ratings: string;
+  readonly provisionalRating: string;
   readonly playFriend: string;
   readonly listInLobby: string;
   readonly turnTimer: string;
@@ -126,6 +142,17 @@ export interface Words {
   readonly lobbyTimer: string;
   readonly lobbyCode: string;
   readonly lobbyEmpty: string;
+  readonly leaderboard: string;
+  readonly leaderboardTitle: string;
+  readonly leaderboardRank: string;
+  readonly leaderboardPlayer: string;
+  readonly leaderboardRating: string;
+  readonly leaderboardEmpty: string;
+  readonly ratingDeviation: string;
+  readonly yourPlace: string;
+  readonly provisionalOffBoard: string;
+  readonly unratedOffBoard: string;
+  readonly loading: string;
   readonly back: string;
   readonly board: string;
   readonly square: string;
@@ -156,6 +183,21 @@ const ENGLISH: Words = {
   firstComputer: "The computer",
   firstRandom: "Random",
   play: "Play",
+  playOnline: "Play online now",
+  playOnlineHint: "You are paired with a waiting player of about your strength.",
+  ratedCaption: "Rating",
+  casualGame: "Casual",
+  ratedGame: "Rated",
+  seeking: "Looking for an opponent…",
+  seekersInPool: "Players waiting here: {count}",
+  ratingRange: "Opponents rated {low} to {high}",
+  anyRating: "Opponents of any rating",
+  waited: "Waited {time}",
+  yourRating: "Your rating: {rating}",
+  cancelSeek: "Cancel",
+  backToGame: "Go back to the game",
+  ratings: "Ratings: {ratings}",
+  provisionalRating: "Provisional: too few rated games yet to be sure",
   playFriend: "Play a friend online",
   listInLobby: "List it in the lobby",
   turnTimer: "Turn timer",
@@ -241,6 +283,17 @@ const ENGLISH: Words = {
   lobbyTimer: "Timer",
   lobbyCode: "Code",
   lobbyEmpty: "No open tables yet.",
+  leaderboard: "Leaderboard",
+  leaderboardTitle: "Leaderboard: the best-rated players",
+  leaderboardRank: "Place",
+  leaderboardPlayer: "Player",
+  leaderboardRating: "Rating",
+  leaderboardEmpty: "No settled ratings yet: players appear here after a few rated games.",
+  ratingDeviation: "± how far the player's true strength may be from the rating",
+  yourPlace: "Your place: {rank}",
+  provisionalOffBoard: "Your rating ({rating}) is still provisional: you join the board once it settles.",
+  unratedOffBoard: "Play rated games to earn a place here.",
+  loading: "Loading…",
   back: "Back",
   board: "Board",
   square: "square {square}",
@@ -297,6 +350,21 @@ const NEPALI: Words = {
   firstComputer: "कम्प्युटर",
   firstRandom: "संयोगले",
   play: "खेल्नुहोस्",
+  playOnline: "अहिले अनलाइन खेल्नुहोस्",
+  playOnlineHint: "तपाईंजस्तै बलियो, पर्खिरहेको खेलाडीसँग जोडी मिलाइन्छ।",
+  ratedCaption: "रेटिङ",
+  casualGame: "रेटिङमा नगनिने",
+  ratedGame: "रेटिङमा गनिने",
+  seeking: "प्रतिद्वन्द्वी खोज्दै…",
+  seekersInPool: "यहाँ पर्खिरहेका खेलाडी: {count}",
+  ratingRange: "{low} देखि {high} सम्म रेटिङका प्रतिद्वन्द्वी",
+  anyRating: "जुनसुकै रेटिङका प्रतिद्वन्द्वी",
+  waited: "पर्खेको समय {time}",
+  yourRating: "तपाईंको रेटिङ: {rating}",
+  cancelSeek: "रद्द गर्नुहोस्",
+  backToGame: "खेलमा फर्कनुहोस्",
+  ratings: "रेटिङ: {ratings}",
+  provisionalRating: "अस्थायी: पक्का हुन रेटिङमा गनिएका खेल अझै कम छन्",
   playFriend: "साथीसँग अनलाइन खेल्नुहोस्",
   listInLobby: "लबीमा देखाउनुहोस्",
   turnTimer: "पालोको समय",
@@ -382,6 +450,17 @@ const NEPALI: Words = {
   lobbyTimer: "समय",
   lobbyCode: "कोड",
   lobbyEmpty: "अहिले कुनै खुला टेबल छैन।",
+  leaderboard: "लिडरबोर्ड",
+  leaderboardTitle: "लिडरबोर्ड: सबैभन्दा उच्च रेटिङका खेलाडी",
+  leaderboardRank: "स्थान",
+  leaderboardPlayer: "खेलाडी",
+  leaderboardRating: "रेटिङ",
+  leaderboardEmpty: "अझै कुनै पक्का रेटिङ छैन: केही रेटिङ खेलपछि खेलाडी यहाँ देखिन्छन्।",
+  ratingDeviation: "± खेलाडीको वास्तविक क्षमता रेटिङभन्दा कति फरक हुन सक्छ",
+  yourPlace: "तपाईंको स्थान: {rank}",
+  provisionalOffBoard: "तपाईंको रेटिङ ({rating}) अझै अस्थायी छ: पक्का भएपछि तपाईं यहाँ देखिनुहुन्छ।",
+  unratedOffBoard: "यहाँ स्थान पाउन रेटिङमा गनिने खेल खेल्नुहोस्।",
+  loading: "लोड हुँदैछ…",
   back: "पछाडि",
   board: "बोर्ड",
   square: "घर {square}",
@@ -427,6 +506,11 @@ export function fill(template: string, values: Readonly<Record<string, string | 
   return template.replace(/\{(\w+)\}/g, (whole, name: string) =>
     name in values ? String(values[name]) : whole,
   );
+}
+
+/** A rating as the page writes it: the number, with a `?` while it is provisional. */
+export function ratingText(rating: Rating): string {
+  return `${rating.rating}${rating.provisional ? "?" : ""}`;
 }
 
 /** A side's name. */

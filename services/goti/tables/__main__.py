@@ -32,6 +32,7 @@ async def serve(settings: Settings, *, port: int | None = None) -> None:
             web = await start_web_server(
                 runtime.tables_servicer,
                 runtime.players_servicer,
+                runtime.matchmaking_servicer,
                 settings,
                 port=settings.web_port,
                 registry=registry,

@@ -1,5 +1,5 @@
-"""The tables and players servicers over Connect and gRPC-Web: the same servicer objects the
-gRPC server calls, given each browser call as a gRPC-style call context.
+"""The tables, players and matchmaking servicers over Connect and gRPC-Web: the same servicer
+objects the gRPC server calls, given each browser call as a gRPC-style call context.
 
 The servicers read three things from their context: the call's metadata (the
 ``authorization`` and ``x-forwarded-for`` headers), the peer's address (with the forwarded
@@ -8,6 +8,10 @@ one, for the guest rate limit), and ``abort``, which ends a call with a Goti sta
 :class:`~connectrpc.errors.ConnectError` carrying the same ``google.rpc.ErrorInfo`` a gRPC
 client gets in ``grpc-status-details-bin``: Connect clients find it in the error's details,
 gRPC-Web clients in the same trailer.
+
+A browser that goes away cancels its call as a gRPC client's cancellation does: Connect
+cancels the handler where it waits, and the servicer's stream is closed, so its cleanup runs
+at once (a seek leaves its pool, a watch drops its subscription).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from protobuf.wkt import Any as AnyDetail
 
 from goti.api.error_status import STATUS_DETAILS_KEY
 from goti.api.v1 import errors_pb2
+from goti.tables.matchmaking_servicer import MATCHMAKING_SERVICE
 from goti.tables.refusals import CallRefusedError
 from goti.tables.servicer import PLAYERS_SERVICE, TABLES_SERVICE
 from goti.web.metrics import WebCall, WebCallMetrics
@@ -65,7 +70,9 @@ _CODES: Final[Mapping[grpc.StatusCode, Code]] = {
 }
 
 # Reading calls change nothing, so Connect clients may send them as cacheable GETs.
-_READING_METHODS: Final = frozenset({"GetTable", "ListTables", "GetRecord", "GetMe"})
+_READING_METHODS: Final = frozenset(
+    {"GetTable", "ListTables", "GetRecord", "GetMe", "GetLeaderboard"}
+)
 
 
 def connect_error(
@@ -235,12 +242,17 @@ def service_endpoints(
 
 
 def goti_endpoints(
-    tables_servicer: object, players_servicer: object, metrics: WebCallMetrics | None = None
+    tables_servicer: object,
+    players_servicer: object,
+    matchmaking_servicer: object,
+    metrics: WebCallMetrics | None = None,
 ) -> dict[str, GotiEndpoint]:
-    """The tables and players services' endpoints, over the given servicer objects."""
+    """The tables, players and matchmaking services' endpoints, over the given servicer
+    objects."""
     return {
         **service_endpoints(TABLES_SERVICE, tables_servicer, metrics),
         **service_endpoints(PLAYERS_SERVICE, players_servicer, metrics),
+        **service_endpoints(MATCHMAKING_SERVICE, matchmaking_servicer, metrics),
     }
 
 

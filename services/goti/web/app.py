@@ -1,11 +1,12 @@
-"""The web port's ASGI application: the tables and players services over Connect and gRPC-Web,
-and the page that plays through them.
+"""The web port's ASGI application: the tables, players and matchmaking services over Connect
+and gRPC-Web, and the page that plays through them.
 
 Paths of the API (``/goti.api.v1.TablesService/Play``) go to Connect; ``/``, ``/lobby``,
-``/join/CODE`` and ``/table/ID`` serve the page, which reads its path to open the lobby, join
-a table or show one; the page's own files are served from the Python package, read once at
-start.  The page calls the API from its own origin, so browsers need no CORS; other origins
-are let in only when the operator names them (``GOTI_WEB_ALLOWED_ORIGINS``).
+``/leaderboard``, ``/join/CODE`` and ``/table/ID`` serve the page, which reads its path to
+open the lobby or the leaderboard, join a table or show one; the page's own files are served
+from the Python package, read once at start.  The page calls the API from its own origin, so
+browsers need no CORS; other origins are let in only when the operator names them
+(``GOTI_WEB_ALLOWED_ORIGINS``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ STATIC_FOLDER: Final = "static"
 PAGE_FILE: Final = "index.html"
 PAGE_ROUTES: Final = ("/join/", "/table/")
 """Path prefixes that open the page on one table: its join code or its id follows."""
-PAGE_PATHS: Final = frozenset({"/", "/lobby", "/index.html"})
+PAGE_PATHS: Final = frozenset({"/", "/lobby", "/leaderboard", "/index.html"})
 
 _CONTENT_TYPES: Final = {
     ".html": "text/html; charset=utf-8",

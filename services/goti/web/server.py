@@ -130,6 +130,7 @@ class WebServer:
 def web_application(
     tables_servicer: object,
     players_servicer: object,
+    matchmaking_servicer: object,
     settings: Settings,
     registry: CollectorRegistry | None = None,
 ) -> WebApplication:
@@ -137,7 +138,7 @@ def web_application(
     counted in ``registry`` when given."""
     metrics = WebCallMetrics(registry) if registry is not None else None
     return WebApplication(
-        goti_endpoints(tables_servicer, players_servicer, metrics),
+        goti_endpoints(tables_servicer, players_servicer, matchmaking_servicer, metrics),
         PageFiles(packaged_page()),
         read_max_bytes=settings.max_message_bytes,
         allowed_origins=settings.web_allowed_origins,
@@ -147,6 +148,7 @@ def web_application(
 async def start_web_server(
     tables_servicer: object,
     players_servicer: object,
+    matchmaking_servicer: object,
     settings: Settings,
     *,
     port: int,
@@ -155,7 +157,9 @@ async def start_web_server(
     """Serve the page and the API on ``port`` of ``settings.host``; logs where. Calls are
     counted in ``registry`` (the gRPC server's) when given."""
     server = await WebServer.start(
-        web_application(tables_servicer, players_servicer, settings, registry),
+        web_application(
+            tables_servicer, players_servicer, matchmaking_servicer, settings, registry
+        ),
         host=settings.host,
         port=port,
         grace_seconds=settings.grace_seconds,

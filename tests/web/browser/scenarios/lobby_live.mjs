@@ -1,6 +1,6 @@
 // The lobby updates live: one person watches the lobby (over gRPC-Web) while another creates
-// a public table; the table appears without a reload, is joined with one click, and leaves the
-// lobby of a third watcher once it is full.
+// a public table; the table appears without a reload, its host's rating beside the host's
+// name, is joined with one click, and leaves the lobby of a third watcher once it is full.
 
 import assert from "node:assert/strict";
 import { signedIn, TABLE } from "../table.mjs";
@@ -30,6 +30,8 @@ export async function run({ url, newPlayer }) {
   await watcher.waitForSelector(row);
   await onlooker.waitForSelector(row);
   assert.equal(await watcher.locator("#lobby-rows tr").count(), 1);
+  // The host's rating beside the host's name: a new player's, provisional.
+  assert.equal(await watcher.textContent(`${row} .rating`), "1500?");
   await watcher.click(`${row} button`);
   await watcher.waitForSelector(`${TABLE}[data-status="playing"]`);
   await host.waitForSelector(`${TABLE}[data-status="playing"]`);
