@@ -28,20 +28,18 @@ import bisect
 import json
 import os
 import random
-import shlex
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 import grpc
 from redis.asyncio import Redis
 
+from goti import serving
 from goti.api.v1 import (
     game_pb2,
     matchmaking_pb2,
@@ -50,15 +48,18 @@ from goti.api.v1 import (
     players_pb2_grpc,
 )
 from goti.benchmarking import (
-    describe_machine,
+    LoopbackServers,
     finish_description,
     milliseconds,
     percentile,
     process_cpu_seconds,
+    redis_command_counts,
+    run_record,
+    service_environment,
+    write_figures,
 )
-from goti.healthcheck import wait_until_serving
 from goti.ratings import Rating
-from goti.redis_server import RedisServer, free_port
+from goti.redis_server import free_port
 from goti.tables import keys, pairing
 from goti.tables.rated_games import StoredRating, rating_field
 
@@ -107,74 +108,30 @@ def _now_ms() -> float:
 
 
 @dataclass
-class Backend:
+class Backend(LoopbackServers):
     """Redis, the referee and two tables replicas, each its own process on loopback."""
 
-    folder: Path
-    persistent_redis: bool
-    redis: RedisServer | None = None
-    services: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     tables_targets: list[str] = field(default_factory=list)
 
     async def start(self) -> None:
-        self.redis = RedisServer(self.folder / "redis", persistent=self.persistent_redis)
-        await self.redis.astart()
+        await super().start()
+        assert self.redis is not None
         referee_port = free_port()
         base = {
-            **os.environ,
-            "GOTI_HOST": HOST,
-            "GOTI_REDIS_URL": self.redis.url,
-            "GOTI_REFEREE_PORT": str(referee_port),
-            "GOTI_REFEREE_TARGET": f"{HOST}:{referee_port}",
-            "GOTI_AI_TARGET": f"{HOST}:{free_port()}",  # no computer plays here
-            "GOTI_LOG_LEVEL": "warning",
-            "GOTI_LOG_FORMAT": "text",
-            # Thousands of bot players from one address, as no real crowd would be.
-            "GOTI_GUESTS_PER_MINUTE": "0",
+            **service_environment(self.redis.url, referee_port),
             "GOTI_SEEKS_PER_MINUTE": "0",
         }
-        await self._spawn("referee", "goti.referee", base, f"{HOST}:{referee_port}")
+        await self.spawn(
+            "referee", [sys.executable, "-m", "goti.referee"], base, f"{HOST}:{referee_port}"
+        )
         for index in range(REPLICAS):
             port = free_port()
             environment = {**base, "GOTI_TABLES_PORT": str(port)}
-            await self._spawn(f"tables-{index}", "goti.tables", environment, f"{HOST}:{port}")
-            self.tables_targets.append(f"{HOST}:{port}")
-
-    async def _spawn(
-        self, name: str, module: str, environment: dict[str, str], target: str
-    ) -> None:
-        with (self.folder / f"{name}.log").open("ab") as log:
-            self.services[name] = subprocess.Popen(
-                [sys.executable, "-m", module],
-                env=environment,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+            target = f"{HOST}:{port}"
+            await self.spawn(
+                f"tables-{index}", [sys.executable, "-m", "goti.tables"], environment, target
             )
-        try:
-            await wait_until_serving(target, timeout=60)
-        except TimeoutError:
-            raise RuntimeError(f"{name} did not start:\n{self.log_tail(name)}") from None
-
-    def log_tail(self, name: str, lines: int = 30) -> str:
-        path = self.folder / f"{name}.log"
-        if not path.exists():
-            return "(no log)"
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-
-    async def stop(self) -> None:
-        for process in self.services.values():
-            if process.poll() is None:
-                process.terminate()
-        for process in self.services.values():
-            try:
-                await asyncio.to_thread(process.wait, 15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                await asyncio.to_thread(process.wait)
-        if self.redis is not None:
-            await self.redis.astop()
+            self.tables_targets.append(target)
 
     def cpu(self) -> dict[str, float]:
         """CPU seconds so far: the two tables processes together, the referee, Redis."""
@@ -191,16 +148,6 @@ class Backend:
         }
 
 
-async def _command_counts(redis: Redis) -> dict[str, int]:
-    """How often Redis has run each command (``INFO commandstats``)."""
-    stats = await redis.info("commandstats")
-    return {
-        name.removeprefix("cmdstat_"): int(values["calls"])
-        for name, values in stats.items()
-        if isinstance(values, dict)
-    }
-
-
 async def _used_memory(redis: Redis) -> int:
     return int((await redis.info("memory"))["used_memory"])
 
@@ -211,7 +158,7 @@ by name."""
 
 
 async def _spent(backend: Backend, redis: Redis) -> Spent:
-    return time.monotonic(), backend.cpu(), await _command_counts(redis)
+    return time.monotonic(), backend.cpu(), await redis_command_counts(redis)
 
 
 def _between(start: Spent, end: Spent) -> Spent:
@@ -544,10 +491,7 @@ def cost_figures(idle: Spent, busy: Spent, pairings: int) -> dict[str, Any]:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(args.seed)
     results: dict[str, Any] = {
-        "benchmark": "matchmaking: seekers arriving at random, paired by two tables replicas",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(shlex.quote(part) for part in ["python", *sys.argv]),
-        "machine": describe_machine(),
+        **run_record("matchmaking: seekers arriving at random, paired by two tables replicas"),
         "goals": GOALS,
         "setup": {
             "seekers": args.seekers,
@@ -562,14 +506,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         },
     }
     with tempfile.TemporaryDirectory(prefix="goti-bench-") as folder:
-        backend = Backend(Path(folder), persistent_redis=not args.no_redis_persistence)
-        try:
-            await backend.start()
+        persistent = not args.no_redis_persistence
+        async with Backend(Path(folder), persistent_redis=persistent).running() as backend:
             assert backend.redis is not None
-            results["machine"]["redis"] = ".".join(map(str, backend.redis.version()))
-            results["machine"]["redis_persistence"] = (
-                "off" if args.no_redis_persistence else "appendonly, fsync every second"
-            )
+            backend.describe_redis(results["machine"])
             redis = Redis.from_url(backend.redis.url, decode_responses=False)
             crowd = Crowd(backend.tables_targets, CHANNELS_PER_REPLICA)
             try:
@@ -577,12 +517,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             finally:
                 await crowd.close()
                 await redis.aclose()
-        except BaseException:
-            for name in backend.services:
-                print(f"--- {name} log ---\n{backend.log_tail(name)}", file=sys.stderr)
-            raise
-        finally:
-            await backend.stop()
     print(finish_description(results["machine"]))
     return results
 
@@ -664,15 +598,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"figures file ({RESULTS})")
     args = parser.parse_args(argv)
-    try:
-        import uvloop  # noqa: PLC0415 -- optional: the seekers use less CPU with it
-    except ImportError:
-        results = asyncio.run(run(args))
-    else:
-        results = uvloop.run(run(args))
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"written to {args.output}")
+    # uvloop where it is installed: the seekers use less CPU with it.
+    write_figures(serving.run(lambda: run(args)), args.output)
 
 
 if __name__ == "__main__":

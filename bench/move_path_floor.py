@@ -38,17 +38,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import random
-import shlex
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -58,11 +55,12 @@ from redis.asyncio.client import PubSub
 
 from goti import serving
 from goti.benchmarking import (
-    describe_machine,
     finish_description,
     milliseconds,
     percentile,
     process_cpu_seconds,
+    run_record,
+    write_figures,
 )
 from goti.redis_server import RedisServer, free_port
 from goti.settings import Settings
@@ -377,12 +375,7 @@ class _Backend:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    results: dict[str, Any] = {
-        "benchmark": "the move path's floor: Goti's hops with handlers that do nothing",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(shlex.quote(part) for part in ["python", *sys.argv]),
-        "machine": describe_machine(),
-    }
+    results = run_record("the move path's floor: Goti's hops with handlers that do nothing")
     with tempfile.TemporaryDirectory(prefix="goti-floor-") as folder:
         backend = _Backend(Path(folder))
         try:
@@ -481,10 +474,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         port, referee_target, redis_url = args.role_args
         serving.run(lambda: _serve_tables(int(port), referee_target, redis_url))
         return
-    results = serving.run(lambda: run(args))
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"written to {args.output}")
+    write_figures(serving.run(lambda: run(args)), args.output)
 
 
 if __name__ == "__main__":

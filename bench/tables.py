@@ -31,23 +31,20 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import json
 import os
 import random
-import shlex
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 import grpc
 from redis.asyncio import Redis
 
+from goti import serving
 from goti.api.error_status import ErrorStatus
 from goti.api.v1 import (
     game_pb2,
@@ -59,14 +56,18 @@ from goti.api.v1 import (
     tables_pb2_grpc,
 )
 from goti.benchmarking import (
-    describe_machine,
+    LoopbackServers,
     finish_description,
     milliseconds,
     percentile,
     process_cpu_seconds,
+    redis_command_counts,
+    run_record,
+    service_environment,
+    write_figures,
 )
-from goti.healthcheck import HealthCheckRequest, health_check_call, wait_until_serving
-from goti.redis_server import RedisServer, free_port
+from goti.healthcheck import HealthCheckRequest, health_check_call
+from goti.redis_server import free_port
 
 RESULTS: Final = Path(__file__).parent / "results" / "tables.json"
 HOST: Final = "127.0.0.1"
@@ -94,16 +95,12 @@ CHANNEL_OPTIONS: Final = [
 
 
 @dataclass
-class Backend:
+class Backend(LoopbackServers):
     """Redis, the referee and the tables service, each its own process on loopback."""
 
-    folder: Path
-    persistent_redis: bool
     profile_dir: Path | None = None
     """When set, the tables and referee processes run under cProfile and leave
     ``<name>.prof`` there (slower: for finding where the time goes, not for figures)."""
-    redis: RedisServer | None = None
-    services: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     tables_target: str = ""
     referee_target: str = ""
 
@@ -119,68 +116,27 @@ class Backend:
         return {name: process_cpu_seconds(pid) for name, pid in self.pids().items()}
 
     async def start(self) -> None:
-        self.redis = RedisServer(self.folder / "redis", persistent=self.persistent_redis)
-        await self.redis.astart()
+        await super().start()
+        assert self.redis is not None
         referee_port, tables_port = free_port(), free_port()
         environment = {
-            **os.environ,
-            "GOTI_HOST": HOST,
-            "GOTI_REDIS_URL": self.redis.url,
-            "GOTI_REFEREE_PORT": str(referee_port),
+            **service_environment(self.redis.url, referee_port),
             "GOTI_TABLES_PORT": str(tables_port),
-            "GOTI_REFEREE_TARGET": f"{HOST}:{referee_port}",
-            # No AI runs: the bots play people's tables only.
-            "GOTI_AI_TARGET": f"{HOST}:{free_port()}",
             "GOTI_TABLES_METRICS_PORT": "0",
             "GOTI_REFEREE_METRICS_PORT": "0",
-            "GOTI_LOG_LEVEL": "warning",
-            "GOTI_LOG_FORMAT": "text",
-            # Thousands of bot players from one address, as no real crowd would be.
-            "GOTI_GUESTS_PER_MINUTE": "0",
             "GOTI_TABLES_PER_MINUTE": "0",
             "GOTI_JOINS_PER_MINUTE": "0",
         }
         for name, port in (("referee", referee_port), ("tables", tables_port)):
-            log = (self.folder / f"{name}.log").open("ab")
             profile = (
                 ["-m", "cProfile", "-o", str(self.profile_dir / f"{name}.prof")]
                 if self.profile_dir is not None
                 else []
             )
-            self.services[name] = subprocess.Popen(
-                [sys.executable, *profile, "-m", f"goti.{name}"],
-                env=environment,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            try:
-                await wait_until_serving(f"{HOST}:{port}", timeout=60)
-            except TimeoutError:
-                raise RuntimeError(f"{name} did not start:\n{self.log_tail(name)}") from None
+            command = [sys.executable, *profile, "-m", f"goti.{name}"]
+            await self.spawn(name, command, environment, f"{HOST}:{port}")
         self.tables_target = f"{HOST}:{tables_port}"
         self.referee_target = f"{HOST}:{referee_port}"
-
-    def log_tail(self, name: str, lines: int = 30) -> str:
-        path = self.folder / f"{name}.log"
-        if not path.exists():
-            return "(no log)"
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-
-    async def stop(self) -> None:
-        for name in ("tables", "referee"):
-            process = self.services.get(name)
-            if process is None or process.poll() is not None:
-                continue
-            process.terminate()
-            try:
-                await asyncio.to_thread(process.wait, 15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                await asyncio.to_thread(process.wait)
-        if self.redis is not None:
-            await self.redis.astop()
 
     async def key_memory(self) -> dict[str, Any]:
         """The bytes Redis holds for Goti's keys by kind (``MEMORY USAGE`` of every key), and
@@ -212,18 +168,12 @@ class Backend:
         return {"bytes": totals, "tables": len(tables), "players": len(players)}
 
     async def redis_command_counts(self) -> dict[str, int]:
-        """How often Redis has run each command (``INFO commandstats``)."""
         assert self.redis is not None
         client = Redis.from_url(self.redis.url)
         try:
-            stats = await client.info("commandstats")
+            return await redis_command_counts(client)
         finally:
             await client.aclose()
-        return {
-            name.removeprefix("cmdstat_"): int(values["calls"])
-            for name, values in stats.items()
-            if isinstance(values, dict)
-        }
 
     async def redis_used_memory(self) -> int:
         assert self.redis is not None
@@ -749,10 +699,7 @@ def _describe(label: str, figures: dict[str, Any]) -> str:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     deadline = time.monotonic() + args.max_minutes * 60
     results: dict[str, Any] = {
-        "benchmark": "tables service: bots through the public API, two watchers per table",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(shlex.quote(part) for part in ["python", *sys.argv]),
-        "machine": describe_machine(),
+        **run_record("tables service: bots through the public API, two watchers per table"),
         "goals": GOALS,
         "open_loop": [],
     }
@@ -762,13 +709,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             persistent_redis=not args.no_redis_persistence,
             profile_dir=args.profile_dir,
         )
-        try:
-            await backend.start()
-            assert backend.redis is not None
-            results["machine"]["redis"] = ".".join(map(str, backend.redis.version()))
-            results["machine"]["redis_persistence"] = (
-                "off" if args.no_redis_persistence else "appendonly, fsync every second"
-            )
+        async with backend.running():
+            backend.describe_redis(results["machine"])
             bots = Bots(backend.tables_target, args.channels)
             try:
                 results["unloaded_move_anatomy"] = await anatomy(
@@ -852,12 +794,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     )
             finally:
                 await bots.close()
-        except BaseException:
-            for name in ("tables", "referee"):
-                print(f"--- {name} log ---\n{backend.log_tail(name)}", file=sys.stderr)
-            raise
-        finally:
-            await backend.stop()
     print(finish_description(results["machine"]))
     return results
 
@@ -931,15 +867,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.quick:
         args.tables, args.measure, args.closed_seconds = [10, 100], 5.0, 5.0
         args.warmup, args.idle = 1.0, 1.0
-    try:
-        import uvloop  # noqa: PLC0415 -- optional: the bots use less CPU with it
-    except ImportError:
-        results = asyncio.run(run(args))
-    else:
-        results = uvloop.run(run(args))
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"written to {args.output}")
+    # uvloop where it is installed: the bots use less CPU with it.
+    write_figures(serving.run(lambda: run(args)), args.output)
 
 
 if __name__ == "__main__":

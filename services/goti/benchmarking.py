@@ -1,4 +1,5 @@
-"""What Goti's benchmarks (``bench/``) record about the machine they ran on.
+"""What Goti's benchmarks (``bench/``) share: what they record about the machine they ran on,
+the head and the file of their figures, and Goti's servers run as child processes on loopback.
 
 A shared machine's speed drifts by a third within an hour, so each benchmark that compares
 with another run writes down how fast this machine ran Python at its start and end: leaves
@@ -8,21 +9,34 @@ are not comparable.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import os
 import platform
+import shlex
+import subprocess
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Self
 
 import grpc
+from redis.asyncio import Redis
 
+from goti.healthcheck import wait_until_serving
+from goti.redis_server import RedisServer, free_port
 from goti.rules.perft import perft
 from goti.rules.position import Position
 from goti.rules.variants import ENGLISH
 
 CALIBRATION_DEPTH: Final = 8
+LOOPBACK: Final = "127.0.0.1"
+SERVICE_START_SECONDS: Final = 60.0
+SERVICE_STOP_SECONDS: Final = 15.0
 
 
 def perft_leaves_per_cpu_second() -> int:
@@ -91,3 +105,131 @@ def process_cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     utime, stime = int(fields[11]), int(fields[12])
     return (utime + stime) / os.sysconf("SC_CLK_TCK")
+
+
+def run_record(benchmark: str) -> dict[str, Any]:
+    """The head of a run's figures: the benchmark, when and how it ran, and on what machine
+    (finish the machine's description with :func:`finish_description`)."""
+    return {
+        "benchmark": benchmark,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": " ".join(shlex.quote(part) for part in ["python", *sys.argv]),
+        "machine": describe_machine(),
+    }
+
+
+def write_figures(results: dict[str, Any], output: Path) -> None:
+    """Write a run's figures as JSON, saying where."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"written to {output}")
+
+
+async def redis_command_counts(redis: Redis) -> dict[str, int]:
+    """How often Redis has run each command (``INFO commandstats``)."""
+    stats = await redis.info("commandstats")
+    return {
+        name.removeprefix("cmdstat_"): int(values["calls"])
+        for name, values in stats.items()
+        if isinstance(values, dict)
+    }
+
+
+def service_environment(redis_url: str, referee_port: int) -> dict[str, str]:
+    """The environment of a Goti service on loopback beside one referee, no computer player
+    and quiet logs, with the per-address rate limits a crowd of bots would trip turned off
+    (a benchmark adds the limits and ports of its own)."""
+    return {
+        **os.environ,
+        "GOTI_HOST": LOOPBACK,
+        "GOTI_REDIS_URL": redis_url,
+        "GOTI_REFEREE_PORT": str(referee_port),
+        "GOTI_REFEREE_TARGET": f"{LOOPBACK}:{referee_port}",
+        # Nothing listens here: no computer plays in the benchmarks.
+        "GOTI_AI_TARGET": f"{LOOPBACK}:{free_port()}",
+        "GOTI_LOG_LEVEL": "warning",
+        "GOTI_LOG_FORMAT": "text",
+        # Thousands of bot players from one address, as no real crowd would be.
+        "GOTI_GUESTS_PER_MINUTE": "0",
+    }
+
+
+@dataclass
+class LoopbackServers:
+    """Redis and Goti's services, each its own process on loopback, logging into ``folder``.
+
+    A benchmark's backend extends :meth:`start` (Redis) with the services it runs, started
+    with :meth:`spawn`; :meth:`running` starts them all and stops them, last started first.
+    """
+
+    folder: Path
+    persistent_redis: bool
+    redis: RedisServer | None = None
+    services: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    async def start(self) -> None:
+        self.redis = RedisServer(self.folder / "redis", persistent=self.persistent_redis)
+        await self.redis.astart()
+
+    async def spawn(
+        self, name: str, command: Sequence[str], environment: dict[str, str], target: str
+    ) -> None:
+        """Start ``command`` as service ``name`` and wait until ``target`` serves."""
+        with (self.folder / f"{name}.log").open("ab") as log:
+            self.services[name] = subprocess.Popen(
+                list(command),
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        try:
+            await wait_until_serving(target, timeout=SERVICE_START_SECONDS)
+        except TimeoutError:
+            raise RuntimeError(f"{name} did not start:\n{self.log_tail(name)}") from None
+
+    def log_tail(self, name: str, lines: int = 30) -> str:
+        path = self.folder / f"{name}.log"
+        if not path.exists():
+            return "(no log)"
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+    def describe_redis(self, machine: dict[str, Any]) -> None:
+        """Add the Redis version and its persistence to a run's machine description."""
+        assert self.redis is not None
+        machine["redis"] = ".".join(map(str, self.redis.version()))
+        machine["redis_persistence"] = (
+            "appendonly, fsync every second" if self.persistent_redis else "off"
+        )
+
+    async def stop(self) -> None:
+        """Stop the services, last started first (each waited for), then Redis."""
+        for process in reversed(self.services.values()):
+            if process.poll() is not None:
+                continue
+            process.terminate()
+            try:
+                await asyncio.to_thread(process.wait, SERVICE_STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                await asyncio.to_thread(process.wait)
+        if self.redis is not None:
+            await self.redis.astop()
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Self]:
+        """Start everything, and stop it at the end, showing the services' logs when
+        anything failed."""
+        try:
+            await self.start()
+            yield self
+        except BaseException:
+            self._show_logs()
+            raise
+        finally:
+            await self.stop()
+
+    def _show_logs(self) -> None:
+        for name in self.services:
+            print(f"--- {name} log ---\n{self.log_tail(name)}", file=sys.stderr)

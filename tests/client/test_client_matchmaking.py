@@ -6,8 +6,9 @@ a rated game moves both players on the leaderboard; bad input is refused naming 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import grpc
 import pytest
@@ -97,6 +98,24 @@ class Seeking:
         await asyncio.wait_for(self._task, WAIT_SECONDS)
 
 
+@contextlib.asynccontextmanager
+async def seeking(seek: Seek) -> AsyncIterator[Seeking]:
+    """``seek`` followed in the background while in the block, and closed at its end."""
+    following = Seeking(seek)
+    try:
+        yield following
+    finally:
+        await following.close()
+
+
+async def both_paired(ann: Seeking, bob: Seeking) -> tuple[SeekPaired, SeekPaired]:
+    """Ann's and Bob's pairings, at one table."""
+    ann_paired = await ann.until_paired()
+    bob_paired = await bob.until_paired()
+    assert ann_paired.table.table_id == bob_paired.table.table_id
+    return ann_paired, bob_paired
+
+
 async def until_left_pool(redis: Redis, player: GotiClient) -> None:
     """Wait until the player is no longer in the casual English pool."""
     assert player.player is not None
@@ -112,28 +131,25 @@ async def pair(
     ann: GotiClient, bob: GotiClient, *, rated: bool = False
 ) -> tuple[SeekPaired, SeekPaired]:
     """Ann and Bob seek in one pool (English, no timer) until both are paired."""
-    seeks = [Seeking(player.seek(ENGLISH, rated=rated)) for player in (ann, bob)]
-    try:
-        ann_paired, bob_paired = [await seeking.until_paired() for seeking in seeks]
-    finally:
-        for seeking in seeks:
-            await seeking.close()
-    assert ann_paired.table.table_id == bob_paired.table.table_id
-    return ann_paired, bob_paired
+    async with (
+        seeking(ann.seek(ENGLISH, rated=rated)) as ann_seeking,
+        seeking(bob.seek(ENGLISH, rated=rated)) as bob_seeking,
+    ):
+        return await both_paired(ann_seeking, bob_seeking)
 
 
 async def first_move_reaches_the_other(
-    players: dict[str, GotiClient], pairings: dict[str, SeekPaired]
+    ann: tuple[GotiClient, SeekPaired], bob: tuple[GotiClient, SeekPaired]
 ) -> None:
     """The player to move plays; the other sees that move on a watch of the new table."""
-    table = next(iter(pairings.values())).table
+    table = ann[1].table
     turn = table.game.turn
     assert turn is not None and table.status is TableStatus.PLAYING
-    mover = next(name for name, paired in pairings.items() if paired.table.role.holds(turn.side))
-    (other,) = set(players) - {mover}
-    watch = players[other].watch(table.table_id, after_seq=pairings[other].table.seq)
+    ann_moves = table.role.holds(turn.side)
+    (mover, _), (other, other_paired) = (ann, bob) if ann_moves else (bob, ann)
+    watch = other.watch(table.table_id, after_seq=other_paired.table.seq)
     try:
-        played = await players[mover].play(table.table_id, turn.legal_moves[0])
+        played = await mover.play(table.table_id, turn.legal_moves[0])
         assert isinstance(played[0], MovePlayed)
         notation = played[0].record.notation
 
@@ -158,26 +174,20 @@ async def test_two_seekers_meet_at_one_table_and_the_first_move_reaches_the_othe
 ) -> None:
     ann = await clients.open(display_name="Ann")
     bob = await clients.open(display_name="Bob")
-    ann_seeking = Seeking(ann.seek(ENGLISH, turn_timer=30, rated=False))
-    waiting = await ann_seeking.first_waiting()
-    # Alone in the pool, a new player's rating, a hundred points either side at first.
-    assert waiting.seekers_in_pool == 1 and waiting.waited_seconds >= 0
-    assert waiting.rating.rating == 1500 and waiting.rating.provisional
-    assert str(waiting.rating) == "1500?" and waiting.rating.variant == ENGLISH
-    assert (waiting.min_rating, waiting.max_rating) == (1400, 1600)
-    assert not waiting.accepts_any_rating
-    assert ann_seeking.seek.waiting == waiting
+    async with seeking(ann.seek(ENGLISH, turn_timer=30, rated=False)) as ann_seeking:
+        waiting = await ann_seeking.first_waiting()
+        # Alone in the pool, a new player's rating, a hundred points either side at first.
+        assert waiting.seekers_in_pool == 1 and waiting.waited_seconds >= 0
+        assert waiting.rating.rating == 1500 and waiting.rating.provisional
+        assert str(waiting.rating) == "1500?" and waiting.rating.variant == ENGLISH
+        assert (waiting.min_rating, waiting.max_rating) == (1400, 1600)
+        assert not waiting.accepts_any_rating
+        assert ann_seeking.seek.waiting == waiting
 
-    bob_seeking = Seeking(bob.seek(ENGLISH, turn_timer=30, rated=False))
-    try:
-        ann_paired = await ann_seeking.until_paired()
-        bob_paired = await bob_seeking.until_paired()
-    finally:
-        await ann_seeking.close()
-        await bob_seeking.close()
+        async with seeking(bob.seek(ENGLISH, turn_timer=30, rated=False)) as bob_seeking:
+            ann_paired, bob_paired = await both_paired(ann_seeking, bob_seeking)
 
     table = ann_paired.table
-    assert bob_paired.table.table_id == table.table_id
     assert {ann_paired.table.role, bob_paired.table.role} == {Role.WHITE, Role.BLACK}
     assert table.turn_timer_seconds == 30 and not table.rated
     assert table.white.player is not None and table.black.player is not None
@@ -188,9 +198,7 @@ async def test_two_seekers_meet_at_one_table_and_the_first_move_reaches_the_othe
     # The client knows the new table's seq, as after a join: its next command needs no read.
     assert ann.last_seq(table.table_id) == table.seq
 
-    await first_move_reaches_the_other(
-        {"ann": ann, "bob": bob}, {"ann": ann_paired, "bob": bob_paired}
-    )
+    await first_move_reaches_the_other((ann, ann_paired), (bob, bob_paired))
 
 
 async def test_a_closed_seek_leaves_the_pool_and_a_new_seek_pairs(
@@ -207,29 +215,18 @@ async def test_a_closed_seek_leaves_the_pool_and_a_new_seek_pairs(
     # Leaving the block closed the stream: the server takes Ann out of the pool at once.
     await until_left_pool(redis, ann)
 
-    bob_seeking = Seeking(bob.seek())
-    try:
+    async with seeking(bob.seek()) as bob_seeking:
         assert (await bob_seeking.first_waiting()).seekers_in_pool == 1
-        ann_seeking = Seeking(ann.seek())
-        try:
-            ann_paired = await ann_seeking.until_paired()
-            bob_paired = await bob_seeking.until_paired()
-        finally:
-            await ann_seeking.close()
-    finally:
-        await bob_seeking.close()
-    assert ann_paired.table.table_id == bob_paired.table.table_id
-    await first_move_reaches_the_other(
-        {"ann": ann, "bob": bob}, {"ann": ann_paired, "bob": bob_paired}
-    )
+        async with seeking(ann.seek()) as ann_seeking:
+            ann_paired, bob_paired = await both_paired(ann_seeking, bob_seeking)
+    await first_move_reaches_the_other((ann, ann_paired), (bob, bob_paired))
 
 
 async def test_a_second_seek_is_refused_while_the_first_waits(
     clients: Clients, redis: Redis
 ) -> None:
     ann = await clients.open(display_name="Ann")
-    first = Seeking(ann.seek())
-    try:
+    async with seeking(ann.seek()) as first:
         await first.first_waiting()
         # Another pool, another request id: still one seek at a time.
         with pytest.raises(ActionRefusedError) as refused:
@@ -242,15 +239,10 @@ async def test_a_second_seek_is_refused_while_the_first_waits(
         await first.seek.aclose()
         await first.until(lambda: first.ended, "the closed seek to end")
         assert first.error is None and first.paired is None and first.seek.closed
-    finally:
-        await first.close()
     await until_left_pool(redis, ann)
 
-    again = Seeking(ann.seek(RUSSIAN, turn_timer=120))
-    try:
+    async with seeking(ann.seek(RUSSIAN, turn_timer=120)) as again:
         waiting = await again.first_waiting()
-    finally:
-        await again.close()
     assert waiting.seekers_in_pool == 1 and waiting.rating.variant == RUSSIAN
 
 
@@ -277,9 +269,7 @@ async def test_a_player_with_a_paired_game_to_finish_is_sent_back_to_it(
     assert (await ann.get_table(table_id)).status is TableStatus.FINISHED
     again_ann, again_bob = await pair(ann, bob)
     assert again_ann.table.table_id != table_id
-    await first_move_reaches_the_other(
-        {"ann": ann, "bob": bob}, {"ann": again_ann, "bob": again_bob}
-    )
+    await first_move_reaches_the_other((ann, again_ann), (bob, again_bob))
 
 
 async def test_a_seek_whose_replica_is_stopped_in_a_deploy_keeps_its_place_and_pairs(
@@ -288,8 +278,7 @@ async def test_a_seek_whose_replica_is_stopped_in_a_deploy_keeps_its_place_and_p
     seeking_replica, other = await start_replica(), await start_replica()
     ann = await clients.open(target=seeking_replica.target, display_name="Ann")
     bob = await clients.open(target=other.target, display_name="Bob")
-    ann_seeking = Seeking(ann.seek())
-    try:
+    async with seeking(ann.seek()) as ann_seeking:
         first = await ann_seeking.first_waiting()
         loop = asyncio.get_running_loop()
         first_seen = loop.time()
@@ -308,18 +297,9 @@ async def test_a_seek_whose_replica_is_stopped_in_a_deploy_keeps_its_place_and_p
         assert resumed.waited_seconds >= first.waited_seconds + (loop.time() - first_seen) - 0.5
         assert ann_seeking.seek.request_id
 
-        bob_seeking = Seeking(bob.seek())
-        try:
-            ann_paired = await ann_seeking.until_paired()
-            bob_paired = await bob_seeking.until_paired()
-        finally:
-            await bob_seeking.close()
-    finally:
-        await ann_seeking.close()
-    assert ann_paired.table.table_id == bob_paired.table.table_id
-    await first_move_reaches_the_other(
-        {"ann": ann, "bob": bob}, {"ann": ann_paired, "bob": bob_paired}
-    )
+        async with seeking(bob.seek()) as bob_seeking:
+            ann_paired, bob_paired = await both_paired(ann_seeking, bob_seeking)
+    await first_move_reaches_the_other((ann, ann_paired), (bob, bob_paired))
 
 
 async def test_a_seek_resumed_on_another_connection_goes_on_there_and_pairs(
@@ -332,31 +312,18 @@ async def test_a_seek_resumed_on_another_connection_goes_on_there_and_pairs(
     bob = await clients.open(display_name="Bob")
     assert ann.identity is not None
     elsewhere = await clients.open(token=ann.identity.token)
-    first = Seeking(ann.seek())
-    second: Seeking | None = None
-    try:
+    async with seeking(ann.seek()) as first:
         waited = (await first.first_waiting()).waited_seconds
-        second = Seeking(elsewhere.seek(request_id=first.seek.request_id))
-        resumed = await second.first_waiting()
-        await first.until(lambda: first.ended, "the first stream to end")
-        assert isinstance(first.error, ActionRefusedError)
-        assert first.error.reason is Reason.SEEK_IN_PROGRESS and first.paired is None
-        assert resumed.waited_seconds >= waited and resumed.seekers_in_pool == 1
+        async with seeking(elsewhere.seek(request_id=first.seek.request_id)) as second:
+            resumed = await second.first_waiting()
+            await first.until(lambda: first.ended, "the first stream to end")
+            assert isinstance(first.error, ActionRefusedError)
+            assert first.error.reason is Reason.SEEK_IN_PROGRESS and first.paired is None
+            assert resumed.waited_seconds >= waited and resumed.seekers_in_pool == 1
 
-        bob_seeking = Seeking(bob.seek())
-        try:
-            ann_paired = await second.until_paired()
-            bob_paired = await bob_seeking.until_paired()
-        finally:
-            await bob_seeking.close()
-    finally:
-        await first.close()
-        if second is not None:
-            await second.close()
-    assert ann_paired.table.table_id == bob_paired.table.table_id
-    await first_move_reaches_the_other(
-        {"ann": elsewhere, "bob": bob}, {"ann": ann_paired, "bob": bob_paired}
-    )
+            async with seeking(bob.seek()) as bob_seeking:
+                ann_paired, bob_paired = await both_paired(second, bob_seeking)
+    await first_move_reaches_the_other((elsewhere, ann_paired), (bob, bob_paired))
 
 
 async def _settle(redis: Redis, player: GotiClient, rating: GlickoRating, games: int) -> None:
@@ -408,11 +375,8 @@ async def test_a_rated_game_moves_both_players_on_the_leaderboard(
     assert board.you == ranked[loser_name]
 
     # The next seek shows the new rating.
-    seeking = Seeking(winner.seek(ENGLISH, rated=True))
-    try:
-        waiting = await seeking.first_waiting()
-    finally:
-        await seeking.close()
+    async with seeking(winner.seek(ENGLISH, rated=True)) as winner_seeking:
+        waiting = await winner_seeking.first_waiting()
     assert waiting.rating == ranked[winner_name].rating
 
 
@@ -442,8 +406,5 @@ async def test_bad_input_is_an_invalid_request_naming_the_field(clients: Clients
         ("request_id", *invalid),
     ]
     # Nothing was entered: a good seek waits alone.
-    seeking = Seeking(ann.seek())
-    try:
-        assert (await seeking.first_waiting()).seekers_in_pool == 1
-    finally:
-        await seeking.close()
+    async with seeking(ann.seek()) as alone:
+        assert (await alone.first_waiting()).seekers_in_pool == 1

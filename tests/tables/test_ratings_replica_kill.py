@@ -15,12 +15,9 @@ from the commit; the test sees the commit in Redis, then kills it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import signal
 import subprocess
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -41,6 +38,7 @@ from goti.tables.rated_games import StoredRating, rating_field, rating_message
 
 from .conftest import StartReplica, TablesReplica
 from .table_calls import CALL_TIMEOUT, Guest, kinds, new_guest, new_request_id, watching
+from .tables_subprocess import replica_environment, tables_process, until_answering
 from .test_ratings import ANN_BEFORE, BOB_BEFORE
 from .test_seeking import color_of, first_move_reaches_the_other, seeking, until_paired
 from .test_tables_endings import NO_PIECES, Game
@@ -135,38 +133,6 @@ class DoomedReplica:
         await asyncio.to_thread(self.process.wait, 30)
 
 
-@contextlib.contextmanager
-def _tables_process(
-    log_path: Path, redis_url: str, referee_target: str, ai_target: str, port: int
-) -> Iterator[subprocess.Popen[bytes]]:
-    inherited = {name: value for name, value in os.environ.items() if "GOTI_" not in name}
-    environment = {
-        **inherited,
-        "GOTI_HOST": "127.0.0.1",
-        "GOTI_TABLES_PORT": str(port),
-        "GOTI_REDIS_URL": redis_url,
-        "GOTI_REFEREE_TARGET": referee_target,
-        "GOTI_AI_TARGET": ai_target,
-        "GOTI_GUESTS_PER_MINUTE": "0",
-        "GOTI_SEEKS_PER_MINUTE": "0",
-        "GOTI_WEB_PORT": "0",
-        "GOTI_LOG_FORMAT": "json",
-    }
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "goti.tables"],
-            env=environment,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGKILL)
-        process.wait(timeout=30)
-
-
 @pytest_asyncio.fixture
 async def doomed(
     tmp_path: Path,
@@ -181,27 +147,13 @@ async def doomed(
     proxied_url = await proxy.start()
     (port,) = service_ports(1)
     try:
-        with _tables_process(
-            tmp_path / "doomed.log", proxied_url, referee_target, ai_target, port
-        ) as process:
+        environment = replica_environment(port, proxied_url, referee_target, ai_target)
+        with tables_process(tmp_path / "doomed.log", environment) as process:
             async with serving.open_channel(f"127.0.0.1:{port}", settings) as channel:
-                await _answering(channel, process)
+                await until_answering(channel, process)
                 yield DoomedReplica(process, channel, proxy)
     finally:
         await proxy.stop()
-
-
-async def _answering(channel: grpc.aio.Channel, process: subprocess.Popen[bytes]) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60
-    while True:
-        try:
-            await new_guest(channel)
-            return
-        except grpc.aio.AioRpcError:
-            assert process.poll() is None, f"the replica exited with status {process.returncode}"
-            assert loop.time() < deadline, "the replica never answered"
-            await asyncio.sleep(0.2)
 
 
 async def _stored(redis: Redis, guest: Guest) -> bytes:

@@ -4,6 +4,7 @@ others, and one killed mid-game loses nothing — clients resume on another."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -22,6 +23,7 @@ from goti.settings import Settings
 
 from .conftest import StartReplica
 from .table_calls import Guest, first_legal, new_guest, resuming
+from .tables_subprocess import replica_environment, tables_process, until_answering
 
 RETRY_SECONDS = 60.0
 """How long a player retries a move on the replicas before the test gives up."""
@@ -110,56 +112,22 @@ def replica_processes(
 ) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
     """Two tables processes on the shared Redis, (process, target): one started as
     ``python -m goti.tables``, one as ``goti serve tables --port N``."""
-    started: list[tuple[subprocess.Popen[bytes], str]] = []
-    logs = [tmp_path / f"tables-{index}.log" for index in range(2)]
     # The second port in the environment, which --port overrides.
-    *ports, overridden = service_ports(3)
-    for index, port in enumerate(ports):
-        inherited = {name: value for name, value in os.environ.items() if "GOTI_" not in name}
-        environment = {
-            **inherited,
-            "GOTI_HOST": "127.0.0.1",
-            "GOTI_TABLES_PORT": str(port if index == 0 else overridden),
-            "GOTI_REDIS_URL": redis_url,
-            "GOTI_REFEREE_TARGET": referee_target,
-            "GOTI_AI_TARGET": ai_target,
-            "GOTI_GUESTS_PER_MINUTE": "0",
-            "GOTI_WEB_PORT": "0",
-            "GOTI_LOG_FORMAT": "json",
-        }
-        with logs[index].open("wb") as log:
-            command = (
-                ["-m", "goti.tables"]
-                if index == 0
-                else ["-m", "goti.cli", "serve", "tables", "--port", str(port)]
+    first, second, overridden = service_ports(3)
+    launches = (
+        (first, first, ("-m", "goti.tables")),
+        (second, overridden, ("-m", "goti.cli", "serve", "tables", "--port", str(second))),
+    )
+    with contextlib.ExitStack() as stack:
+        started = []
+        for index, (port, environment_port, arguments) in enumerate(launches):
+            environment = replica_environment(
+                environment_port, redis_url, referee_target, ai_target
             )
-            process = subprocess.Popen(
-                [sys.executable, *command],
-                env=environment,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        started.append((process, f"127.0.0.1:{port}"))
-    try:
+            log = tmp_path / f"tables-{index}.log"
+            process = stack.enter_context(tables_process(log, environment, arguments))
+            started.append((process, f"127.0.0.1:{port}"))
         yield started
-    finally:
-        for process, _ in started:
-            if process.poll() is None:
-                process.send_signal(signal.SIGKILL)
-            process.wait(timeout=30)
-
-
-async def _answering(channel: grpc.aio.Channel, process: subprocess.Popen[bytes]) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60
-    while True:
-        try:
-            await new_guest(channel)
-            return
-        except grpc.aio.AioRpcError:
-            assert process.poll() is None, f"the replica exited with status {process.returncode}"
-            assert loop.time() < deadline, "the replica never answered"
-            await asyncio.sleep(0.2)
 
 
 async def test_killing_a_replica_mid_game_loses_nothing(
@@ -172,8 +140,8 @@ async def test_killing_a_replica_mid_game_loses_nothing(
         serving.open_channel(doomed_target, settings) as doomed_channel,
         serving.open_channel(other_target, settings) as other_channel,
     ):
-        await _answering(doomed_channel, doomed)
-        await _answering(other_channel, replica_processes[1][0])
+        await until_answering(doomed_channel, doomed)
+        await until_answering(other_channel, replica_processes[1][0])
         game = await _start_game(doomed_channel)
         both = [doomed_channel, other_channel]
         async with resuming(game.table_id, both) as watch:
@@ -214,6 +182,6 @@ async def test_a_replica_stops_cleanly_on_sigterm(
 ) -> None:
     process, target = replica_processes[1]
     async with serving.open_channel(target, settings) as channel:
-        await _answering(channel, process)
+        await until_answering(channel, process)
     process.send_signal(signal.SIGTERM)
     assert await asyncio.to_thread(process.wait, 30) == 0

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import json
 import urllib.parse
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, Final
 
 import pytest
@@ -39,6 +39,22 @@ SEAT_OF: Final[dict[int, tables_pb2.Role.ValueType]] = {
     game_pb2.COLOR_BLACK: tables_pb2.ROLE_BLACK,
     game_pb2.COLOR_WHITE: tables_pb2.ROLE_WHITE,
 }
+
+
+Browser = tuple[BrowserCalls, players_pb2.Player]
+"""A browser's calls to the web port and the guest it signed in as."""
+
+
+@contextlib.asynccontextmanager
+async def ann_and_bob(
+    backend: WebBackend, protocol: ProtocolType = ProtocolType.CONNECT
+) -> AsyncIterator[tuple[Browser, Browser]]:
+    """Two browsers, each signed in as a new guest."""
+    async with (
+        browser_calls(backend, protocol) as ann,
+        browser_calls(backend, protocol) as bob,
+    ):
+        yield (ann, await ann.sign_in()), (bob, await bob.sign_in())
 
 
 def seek_request(*, rated: bool = False) -> matchmaking_pb2.SeekRequest:
@@ -131,11 +147,7 @@ async def play_one_seen_by_the_other(
 async def test_two_seeks_meet_at_one_table_and_each_sees_the_others_move(
     web_backend: WebBackend, protocol: ProtocolType
 ) -> None:
-    async with (
-        browser_calls(web_backend, protocol) as ann,
-        browser_calls(web_backend, protocol) as bob,
-    ):
-        ann_player, bob_player = await ann.sign_in(), await bob.sign_in()
+    async with ann_and_bob(web_backend, protocol) as ((ann, ann_player), (bob, bob_player)):
         # Ann waits first: her stream says so, alone in the pool, at a new player's rating.
         ann_stream = ann.seek(seek_request())
         first = (await asyncio.wait_for(anext(ann_stream), WAIT_SECONDS)).waiting
@@ -180,12 +192,7 @@ async def _in_pool(backend: WebBackend, player_id: str) -> bool:
 async def test_a_closed_seek_stream_leaves_the_pool_at_once_and_the_next_seek_pairs(
     web_backend: WebBackend,
 ) -> None:
-    async with (
-        browser_calls(web_backend, ProtocolType.CONNECT) as ann,
-        browser_calls(web_backend, ProtocolType.CONNECT) as bob,
-    ):
-        ann_player = await ann.sign_in()
-        await bob.sign_in()
+    async with ann_and_bob(web_backend) as ((ann, ann_player), (bob, _)):
         stream = ann.seek(seek_request())
         first = await asyncio.wait_for(anext(stream), WAIT_SECONDS)
         assert first.waiting.seekers_in_pool == 1
@@ -231,12 +238,7 @@ async def _leaderboard_by_get(backend: WebBackend, token: str) -> dict[str, Any]
 async def test_a_rated_game_paired_on_the_web_port_reaches_the_leaderboard(
     web_backend: WebBackend, redis: Redis
 ) -> None:
-    async with (
-        browser_calls(web_backend, ProtocolType.CONNECT) as ann,
-        browser_calls(web_backend, ProtocolType.CONNECT) as bob,
-    ):
-        ann_player = await ann.sign_in()
-        await bob.sign_in()
+    async with ann_and_bob(web_backend) as ((ann, ann_player), (bob, _)):
         # Ann has played rated games before: her rating is settled. Bob is new.
         await redis.hset(
             keys.player(ann_player.player_id),

@@ -11,7 +11,7 @@ import type { GetMeResponse } from "./gen/goti/api/v1/players_pb.js";
 import type { Role, Table } from "./gen/goti/api/v1/tables_pb.js";
 import { LeaderboardView } from "./leaderboardView.js";
 import { LobbyView } from "./lobbyView.js";
-import type { History, Page, View } from "./page.js";
+import type { History, Page, TableOpening, View } from "./page.js";
 import { StartView } from "./startView.js";
 import {
   chosenProtocol,
@@ -167,6 +167,16 @@ class App implements Page {
     this.show(new TableView(this, table, role), history, `/table/${encodeURIComponent(table.tableId)}`);
   }
 
+  async showTableById(tableId: string, opening: TableOpening): Promise<void> {
+    const { history = "push", stillWanted = () => true, failed } = opening;
+    try {
+      const reply = await this.goti.tables.getTable({ tableId }, { timeoutMs: CALL_TIMEOUT_MS });
+      if (reply.table !== undefined && stillWanted()) this.showTable(reply.table, reply.yourRole, history);
+    } catch (error) {
+      failed(this.explain(error));
+    }
+  }
+
   /** Show what the address asks for. */
   private async route(history: History): Promise<void> {
     const path = window.location.pathname;
@@ -196,12 +206,7 @@ class App implements Page {
       this.showTable(kept.table, kept.role, history);
       return;
     }
-    try {
-      const reply = await this.goti.tables.getTable({ tableId }, { timeoutMs: CALL_TIMEOUT_MS });
-      if (reply.table !== undefined) this.showTable(reply.table, reply.yourRole, history);
-    } catch (error) {
-      this.showStart(this.explain(error), "replace");
-    }
+    await this.showTableById(tableId, { history, failed: (message) => this.showStart(message, "replace") });
   }
 }
 

@@ -18,6 +18,15 @@ export interface View {
 
 export type History = "push" | "replace";
 
+/** How a table fetched by its id is shown. */
+export interface TableOpening {
+  history?: History;
+  /** Whether it is still to be shown once fetched: no when the view that asked has left. */
+  stillWanted?: () => boolean;
+  /** Told, in a line for the player, why the table could not be fetched. */
+  failed: (message: string) => void;
+}
+
 export interface Page {
   readonly goti: Goti;
   readonly stream: TabStream;
@@ -35,4 +44,6 @@ export interface Page {
   showLeaderboard(variant: Variant, history?: History): void;
   /** Show a table: played when the player sits there, else watched. */
   showTable(table: Table, role: Role, history?: History): void;
+  /** Fetch the table ``tableId`` and show it. */
+  showTableById(tableId: string, opening: TableOpening): Promise<void>;
 }

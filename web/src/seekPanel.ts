@@ -7,7 +7,7 @@
 // stream is opened again with the same request id, which keeps the place and the time waited.
 
 import { Code, type ConnectError } from "@connectrpc/connect";
-import { CALL_TIMEOUT_MS, refusalOf, requestId } from "./api.js";
+import { refusalOf, requestId } from "./api.js";
 import { h, radioGroup, replaceChildren } from "./dom.js";
 import type { Variant } from "./gen/goti/api/v1/game_pb.js";
 import { SeekTimer, type SeekResponse, type SeekWaiting } from "./gen/goti/api/v1/matchmaking_pb.js";
@@ -86,7 +86,7 @@ export class SeekPanel {
         h("button", { id: "play-online", class: "primary", type: "button", onclick: () => this.start() }, words.playOnline),
         this.unfinished === ""
           ? null
-          : h("button", { id: "seek-table", type: "button", onclick: () => void this.backToTable(this.unfinished) }, words.backToGame)),
+          : h("button", { id: "seek-table", type: "button", onclick: () => this.backToTable() }, words.backToGame)),
     );
   }
 
@@ -172,13 +172,8 @@ export class SeekPanel {
     this.redraw();
   }
 
-  private async backToTable(tableId: string): Promise<void> {
-    try {
-      const reply = await this.page.goti.tables.getTable({ tableId }, { timeoutMs: CALL_TIMEOUT_MS });
-      if (reply.table !== undefined) this.page.showTable(reply.table, reply.yourRole);
-    } catch (error) {
-      this.say(this.page.explain(error));
-    }
+  private backToTable(): void {
+    void this.page.showTableById(this.unfinished, { failed: (message) => this.say(message) });
   }
 
   private setConnected(connected: boolean): void {

@@ -207,12 +207,11 @@ export class TableView implements View {
 
   private async goToRematch(tableId: string): Promise<void> {
     if (this.leaving || this.state.role === Role.SPECTATOR) return;
-    try {
-      const reply = await this.page.goti.tables.getTable({ tableId }, { timeoutMs: CALL_TIMEOUT_MS });
-      if (reply.table !== undefined && !this.leaving) this.page.showTable(reply.table, reply.yourRole, "replace");
-    } catch (error) {
-      this.say(this.page.explain(error));
-    }
+    await this.page.showTableById(tableId, {
+      history: "replace",
+      stillWanted: () => !this.leaving,
+      failed: (message) => this.say(message),
+    });
   }
 
   private setConnected(connected: boolean): void {

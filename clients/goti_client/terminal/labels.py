@@ -188,6 +188,14 @@ class Labels:
         """A variant's name."""
         return self.russian if variant.algebraic else self.english
 
+    def timer_length(self, seconds: int) -> str:
+        """A turn timer's seconds per move as offered to choose (0: no timer)."""
+        if seconds == 0:
+            return self.no_timer
+        if seconds < 60:
+            return self.seconds.format(count=seconds)
+        return self.minutes.format(count=seconds // 60)
+
     def explain(self, error: GotiError) -> str:
         """A failed call as one line for the player."""
         if isinstance(error, RateLimitedError):

@@ -45,10 +45,6 @@ class SeekScreen(Screen[None]):
     SeekScreen #seek-connection {
         color: $text-muted;
     }
-    SeekScreen #message {
-        margin-top: 1;
-        color: $error;
-    }
     SeekScreen #seek-keys {
         margin-top: 1;
         color: $text-muted;
@@ -81,7 +77,9 @@ class SeekScreen(Screen[None]):
         labels = self.goti_app.labels
         kind = labels.rated if self.rated else labels.casual
         title = labels.seek_title.format(
-            variant=labels.variant(self.variant), timer=self._timer_label(), kind=kind
+            variant=labels.variant(self.variant),
+            timer=labels.timer_length(self.turn_timer),
+            kind=kind,
         )
         with Vertical():
             yield Static(title, id="seek-title", markup=False)
@@ -90,16 +88,7 @@ class SeekScreen(Screen[None]):
             yield Static("", id="rating-range", markup=False)
             yield Static("", id="waited", markup=False)
             yield Static("", id="own-rating", markup=False)
-            yield Static("", id="message", markup=False)
             yield Static(labels.seek_keys, id="seek-keys", markup=False)
-
-    def _timer_label(self) -> str:
-        labels = self.goti_app.labels
-        if self.turn_timer == 0:
-            return labels.no_timer
-        if self.turn_timer < 60:
-            return labels.seconds.format(count=self.turn_timer)
-        return labels.minutes.format(count=self.turn_timer // 60)
 
     def on_mount(self) -> None:
         self.set_interval(TICK_SECONDS, self._tick)

@@ -9,7 +9,7 @@ each choice's name stands on a line of its own above its buttons.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, cast
 
 from textual.app import ComposeResult
@@ -165,15 +165,7 @@ class StartScreen(Screen[None]):
                 yield Button(labels.play, id="play-computer", variant="primary", compact=True)
             with Vertical(classes="section", id="friend-section"):
                 yield Static(labels.play_friend, classes="heading", markup=False)
-                with Vertical(classes="row"):
-                    yield Static(labels.turn_timer, markup=False)
-                    with RadioSet(compact=True, id="timer"):
-                        for seconds in TURN_TIMERS:
-                            yield RadioButton(
-                                self._timer_label(seconds),
-                                value=seconds == 0,
-                                id=f"timer-{seconds}",
-                            )
+                yield from self._timer_choice("timer", TURN_TIMERS)
                 yield Checkbox(labels.list_in_lobby, id="public", compact=True)
                 with Horizontal(classes="row"):
                     yield Button(labels.create_table, id="create-table", compact=True)
@@ -181,15 +173,7 @@ class StartScreen(Screen[None]):
                     yield Button(labels.join, id="join", compact=True)
             with Vertical(classes="section", id="online-section"):
                 yield Static(labels.play_online, classes="heading", markup=False)
-                with Vertical(classes="row"):
-                    yield Static(labels.turn_timer, markup=False)
-                    with RadioSet(compact=True, id="seek-timer"):
-                        for seconds in SEEK_TIMERS:
-                            yield RadioButton(
-                                self._timer_label(seconds),
-                                value=seconds == 0,
-                                id=f"seek-timer-{seconds}",
-                            )
+                yield from self._timer_choice("seek-timer", SEEK_TIMERS)
                 yield Checkbox(labels.rated_game, value=True, id="rated", compact=True)
                 yield Button(labels.find_opponent, id="seek", variant="primary", compact=True)
             with Horizontal(classes="row spaced"):
@@ -207,13 +191,18 @@ class StartScreen(Screen[None]):
         if self.goti_app.connected:
             self.show_connected()
 
-    def _timer_label(self, seconds: int) -> str:
+    def _timer_choice(self, radio_set_id: str, timers: Sequence[int]) -> ComposeResult:
+        """A turn timer to choose among ``timers`` (seconds per move), none at first."""
         labels = self.goti_app.labels
-        if seconds == 0:
-            return labels.no_timer
-        if seconds < 60:
-            return labels.seconds.format(count=seconds)
-        return labels.minutes.format(count=seconds // 60)
+        with Vertical(classes="row"):
+            yield Static(labels.turn_timer, markup=False)
+            with RadioSet(compact=True, id=radio_set_id):
+                for seconds in timers:
+                    yield RadioButton(
+                        labels.timer_length(seconds),
+                        value=seconds == 0,
+                        id=f"{radio_set_id}-{seconds}",
+                    )
 
     # -- what the app tells it ----------------------------------------------------------
 
