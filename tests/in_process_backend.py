@@ -17,7 +17,7 @@ from goti.ai.servicer import search_pool
 from goti.referee.servicer import bind as bind_referee
 from goti.settings import Settings
 from goti.tables.options import TablesOptions
-from goti.tables.runtime import TablesRuntime, open_redis
+from goti.tables.runtime import TablesRuntime, close_redis, open_redis_client
 
 SETTINGS: Final = Settings(host="127.0.0.1", grace_seconds=1)
 """Servers reachable from this machine only, that a test never waits long for to stop."""
@@ -92,9 +92,8 @@ class TablesWiring:
     ) -> tuple[serving.RunningServer, TablesRuntime]:
         """Start a tables server on ``port`` (0: a free one). Closing ``stack`` stops it at
         once, then closes its runtime and its connections."""
-        redis = open_redis(self.redis_url)
-        stack.push_async_callback(redis.connection_pool.disconnect)
-        stack.push_async_callback(redis.aclose)
+        redis = open_redis_client(self.redis_url)
+        stack.push_async_callback(close_redis, redis)
         referee_channel = serving.open_channel(self.referee_target, self.settings)
         ai_channel = serving.open_channel(self.ai_target, self.settings)
         stack.push_async_callback(referee_channel.close)

@@ -352,22 +352,25 @@ class LocalCluster(_Topology):
 
     def _settled(self) -> bool:
         running = self.running_nodes
+        replicas = {node.port for node in running if node.role() == "slave"}
+        for port in replicas:
+            if self._by_port(port).replication()["master_link_status"] != "up":
+                return False
         for node in running:
             with node.client() as client:
                 info = client.cluster("INFO")
             if info["cluster_state"] != "ok" or int(info["cluster_slots_ok"]) != SLOTS:
                 return False
-            primaries = [view for view in self.views(node) if view.is_primary and view.slot_ranges]
-            if len(primaries) != 3:
-                return False
-        for node in running:
-            if node.role() == "slave" and node.replication()["master_link_status"] != "up":
+            views = self.views(node)
+            primaries = [view for view in views if view.is_primary and view.slot_ranges]
+            seen_replicas = {view.port for view in views if "slave" in view.flags}
+            if len(primaries) != 3 or seen_replicas & {n.port for n in running} != replicas:
                 return False
         return True
 
     def wait_until_settled(self, timeout: float = START_SECONDS) -> None:
-        """Until every running node sees every slot served by one of three primaries, and
-        every running replica is in sync with its primary."""
+        """Until every running replica is in sync with its primary, and every running node
+        sees every slot served by one of three primaries, and every running replica as one."""
         wait_for(self._settled, "the cluster to settle", timeout)
 
     def kill_primary(self, primary: RedisProcess) -> RedisProcess:

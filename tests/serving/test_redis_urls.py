@@ -72,5 +72,8 @@ def test_a_bad_sentinel_url_says_what_it_must_be(url: str, problem: str) -> None
 
 
 def test_other_schemes_are_refused() -> None:
-    with pytest.raises(RedisUrlError, match="redis://, rediss://, unix:// or redis\\+sentinel://"):
+    with pytest.raises(
+        RedisUrlError,
+        match="redis://, rediss://, unix://, redis\\+sentinel:// or redis\\+cluster://",
+    ):
         check_redis_url("sentinel://s:26379/goti")

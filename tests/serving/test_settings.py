@@ -25,6 +25,7 @@ SAMPLES: dict[str, tuple[str, str, object]] = {
     "GOTI_REFEREE_TARGET": ("dns:///referee:50052", "referee_target", "dns:///referee:50052"),
     "GOTI_AI_TARGET": ("dns:///ai:50053", "ai_target", "dns:///ai:50053"),
     "GOTI_REDIS_URL": ("redis://redis:6379/0", "redis_url", "redis://redis:6379/0"),
+    "GOTI_REDIS_SHARDS": ("64", "redis_shards", 64),
     "GOTI_REDIS_WAIT_REPLICAS": ("1", "redis_wait_replicas", 1),
     "GOTI_REDIS_WAIT_TIMEOUT_SECONDS": ("2", "redis_wait_timeout_seconds", 2.0),
     "GOTI_DATA_DIR": ("/srv/goti", "data_dir", "/srv/goti"),

@@ -23,8 +23,9 @@ from redis.asyncio import Redis
 
 from goti import serving
 from goti.settings import Settings
+from goti.tables.keys import KeySpace
 from goti.tables.options import TablesOptions
-from goti.tables.runtime import TablesRuntime
+from goti.tables.runtime import TablesRuntime, keyspace_for
 
 
 @pytest.fixture
@@ -42,6 +43,13 @@ def options() -> TablesOptions:
         timer_lease_seconds=10,
         heartbeat_seconds=1.0,
     )
+
+
+@pytest.fixture
+def keyspace(options: TablesOptions, redis: Redis) -> KeySpace:
+    """Where the tables replicas of the test keep their tables in the test's Redis: one
+    Redis's key names, or a cluster's shards (where a module gives a cluster's client)."""
+    return keyspace_for(redis, options)
 
 
 @pytest_asyncio.fixture

@@ -27,6 +27,7 @@ SETTINGS_TAKEN = {
     "seek_resume_seconds",
     "redis_wait_replicas",
     "redis_wait_timeout_seconds",
+    "redis_shards",
 }
 """The settings the tables service is tuned with: a rename on either side shows here."""
 
@@ -72,6 +73,7 @@ def test_from_settings_takes_every_setting_and_overrides_on_top() -> None:
             "GOTI_SEEK_RESUME_SECONDS": "20",
             "GOTI_REDIS_WAIT_REPLICAS": "1",
             "GOTI_REDIS_WAIT_TIMEOUT_SECONDS": "2",
+            "GOTI_REDIS_SHARDS": "8",
         }
     )
     options = TablesOptions.from_settings(chosen, guests_per_minute=0, timer_poll_seconds=0.05)

@@ -84,7 +84,7 @@ async def _mark_rated(replica: TablesReplica, table_id: str) -> None:
     record = tables_pb2.Table.FromString(stored.fields["table"])
     record.rated = True
     await replica.runtime.store.redis.hset(
-        keys.table_state(table_id), "table", record.SerializeToString()
+        replica.runtime.store.keys.table(table_id).state, "table", record.SerializeToString()
     )
 
 
@@ -133,7 +133,8 @@ async def test_a_rated_game_counts_once_in_both_ratings_and_shows_everywhere(
     if winner == game_pb2.COLOR_BLACK:
         assert ann_after.rating > ANN_BEFORE.rating.rating
     table_id = game.table.table_id
-    assert await redis.zscore(keys.TIMERS, table_id) is None
+    timers = first.runtime.store.keys.table(table_id).shard.timers
+    assert await redis.zscore(timers, table_id) is None
 
     # Retried, the ending command gets its first answer and counts nothing again; the
     # game's timer entry, due again, handled on both replicas at once, neither.
@@ -142,8 +143,8 @@ async def test_a_rated_game_counts_once_in_both_ratings_and_shows_everywhere(
         first.runtime.follow_ups.handle_due(table_id, 1),
         second.runtime.follow_ups.handle_due(table_id, 1),
     )
-    await redis.zadd(keys.TIMERS, {table_id: 0})
-    await _until_timer_gone(redis, table_id)
+    await redis.zadd(timers, {table_id: 0})
+    await _until_timer_gone(redis, timers, table_id)
     assert await _stored(redis, ann) == expected_ann.encode()
     assert await _stored(redis, bob) == expected_bob.encode()
 
@@ -163,11 +164,14 @@ async def test_a_rated_game_counts_once_in_both_ratings_and_shows_everywhere(
     await _check_lobby_shows(ann, shown_ann)
 
 
-async def _until_timer_gone(redis: Redis, table_id: str, timeout: float = 15.0) -> None:
-    """Wait until a timer worker has handled the table's entry and dropped it."""
+async def _until_timer_gone(
+    redis: Redis, timers: str, table_id: str, timeout: float = 15.0
+) -> None:
+    """Wait until a timer worker has handled the table's entry (in ``timers``) and dropped
+    it."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while await redis.zscore(keys.TIMERS, table_id) is not None:
+    while await redis.zscore(timers, table_id) is not None:
         assert loop.time() < deadline, "the table's timer entry was never handled"
         await asyncio.sleep(0.02)
 
@@ -250,10 +254,11 @@ async def test_a_replica_that_stops_at_the_games_end_leaves_it_to_the_timers_onc
     # The follow-up the commit called for is dropped, as by a replica killed at this point.
     assert isinstance(settled.follow_up, RateGame)
     assert await _stored(redis, ann) == ANN_BEFORE.encode()
-    assert await redis.zscore(keys.TIMERS, table_id) is not None
+    timers = first.runtime.store.keys.table(table_id).shard.timers
+    assert await redis.zscore(timers, table_id) is not None
 
     bob_after, ann_after = both_after_game(BOB_BEFORE.rating, ANN_BEFORE.rating, 1.0)
-    await _until_timer_gone(redis, table_id)
+    await _until_timer_gone(redis, timers, table_id)
     assert await _stored(redis, ann) == ANN_BEFORE.after(ann_after).encode()
     assert await _stored(redis, bob) == BOB_BEFORE.after(bob_after).encode()
     # Due once more and handled by both at once: still counted once.

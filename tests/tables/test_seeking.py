@@ -19,6 +19,7 @@ from goti.api.error_status import ErrorStatus
 from goti.api.v1 import game_pb2, matchmaking_pb2, matchmaking_pb2_grpc, tables_pb2
 from goti.ratings import Rating
 from goti.tables import keys, pairing
+from goti.tables.keys import KeySpace
 from goti.tables.options import TablesOptions
 from goti.tables.rated_games import StoredRating, rating_field
 
@@ -297,18 +298,19 @@ async def until_redis(read: Callable[[], Awaitable[object]], *, present: bool) -
 
 
 async def test_a_cancelled_seek_leaves_the_pool_and_resumes_with_its_wait(
-    replica: TablesReplica, redis: Redis
+    replica: TablesReplica, redis: Redis, keyspace: KeySpace
 ) -> None:
     ann = await new_guest(replica.channel)
     request_id = new_request_id()
+    pool = keyspace.pool(ENGLISH_UNTIMED)
     async with seeking(ann, replica.channel, request_id=request_id) as first:
         await until_waiting(first)
-        assert await redis.zscore(ENGLISH_UNTIMED, ann.player_id) is not None
-    await until_redis(lambda: redis.zscore(ENGLISH_UNTIMED, ann.player_id), present=False)
+        assert await redis.zscore(pool, ann.player_id) is not None
+    await until_redis(lambda: redis.zscore(pool, ann.player_id), present=False)
     assert await redis.hget(keys.seeker(ann.player_id), "state") == b"left"
     async with seeking(ann, replica.channel, request_id=request_id) as resumed:
         await until_waiting(resumed)
-        assert await redis.zscore(ENGLISH_UNTIMED, ann.player_id) is not None
+        assert await redis.zscore(pool, ann.player_id) is not None
     assert resumed.waiting[0].waited.ToMilliseconds() >= first.waiting[0].waited.ToMilliseconds()
     assert abs(resumed.entered_ms - first.entered_ms) < 500
     # A new request id starts a new wait.
@@ -318,7 +320,7 @@ async def test_a_cancelled_seek_leaves_the_pool_and_resumes_with_its_wait(
 
 
 async def test_a_seek_resumed_while_its_old_stream_is_open_goes_on_in_the_new_one(
-    start_replica: StartReplica, redis: Redis
+    start_replica: StartReplica, redis: Redis, keyspace: KeySpace
 ) -> None:
     """The app reconnected while a server still held its old stream: the old one ends with
     SEEK_IN_PROGRESS and never pairs; the new one keeps the wait, pairs, and is played."""
@@ -336,7 +338,7 @@ async def test_a_seek_resumed_while_its_old_stream_is_open_goes_on_in_the_new_on
             assert old.status.reason == "SEEK_IN_PROGRESS"
             assert "request_id" in old.status.message
             # The old stream's end took nothing out of the pool: the seek is the new one's.
-            assert await redis.zscore(ENGLISH_UNTIMED, ann.player_id) is not None
+            assert await redis.zscore(keyspace.pool(ENGLISH_UNTIMED), ann.player_id) is not None
             assert abs(new.entered_ms - old.entered_ms) < 500
             async with seeking(bob, first_replica.channel) as other:
                 await until_paired(new, other)

@@ -7,7 +7,7 @@ import grpc
 from redis.asyncio import Redis
 
 from goti.api.v1 import game_pb2, tables_pb2
-from goti.tables import keys
+from goti.tables.keys import KeySpace
 from goti.tables.options import TablesOptions
 
 from .table_calls import Guest, eventually, first_legal, kinds, new_guest, watching
@@ -33,7 +33,7 @@ async def play_out(
 
 
 async def test_two_people_play_a_whole_game_online(
-    channel: grpc.aio.Channel, redis: Redis, options: TablesOptions
+    channel: grpc.aio.Channel, redis: Redis, options: TablesOptions, keyspace: KeySpace
 ) -> None:
     ann = await new_guest(channel, "Ann")
     bob = await new_guest(channel, "Bob")
@@ -75,7 +75,8 @@ async def test_two_people_play_a_whole_game_online(
         assert event.move_played.board.fen
 
     # Finished, the table stays readable for a while, then Redis lets it go.
-    for key in (keys.table_state(table.table_id), keys.table_log(table.table_id)):
+    kept = keyspace.table(table.table_id)
+    for key in (kept.state, kept.log):
         assert 0 < await redis.ttl(key) <= options.finished_table_seconds
     finished = await ann.get(table.table_id)
     assert finished.table.status == tables_pb2.TABLE_STATUS_FINISHED

@@ -9,7 +9,7 @@ import grpc
 from redis.asyncio import Redis
 
 from goti.api.v1 import game_pb2, tables_pb2, tables_pb2_grpc
-from goti.tables import keys
+from goti.tables.keys import KeySpace
 from goti.tables.options import TablesOptions
 
 from .conftest import StartReplica
@@ -70,17 +70,18 @@ async def test_the_contract_minimum_holds_for_real_clients(
 
 
 async def test_a_table_nobody_joins_is_cleared_away(
-    start_replica: StartReplica, options: TablesOptions, redis: Redis
+    start_replica: StartReplica, options: TablesOptions, redis: Redis, keyspace: KeySpace
 ) -> None:
     replica = await start_replica(options=dataclasses.replace(options, waiting_table_seconds=1))
     ann = await new_guest(replica.channel)
     table = (await ann.create(visibility=tables_pb2.VISIBILITY_PUBLIC)).table
-    assert await redis.zscore(keys.LOBBY, table.table_id) is not None
+    kept = keyspace.table(table.table_id)
+    assert await redis.zscore(kept.shard.lobby, table.table_id) is not None
     tables = tables_pb2_grpc.TablesServiceStub(replica.channel)
 
     async def gone() -> bool:
         listed = await tables.ListTables(tables_pb2.ListTablesRequest(), timeout=CALL_TIMEOUT)
-        return not listed.tables and not await redis.exists(keys.table_state(table.table_id))
+        return not listed.tables and not await redis.exists(kept.state)
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + WAIT_TIMEOUT
@@ -91,4 +92,4 @@ async def test_a_table_nobody_joins_is_cleared_away(
     assert status.reason == "TABLE_NOT_FOUND"
     status = await refusal(ann.join(table.code))
     assert status.reason == "TABLE_NOT_FOUND"
-    assert await redis.zscore(keys.TIMERS, table.table_id) is None
+    assert await redis.zscore(kept.shard.timers, table.table_id) is None

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from goti.api.v1 import game_pb2, tables_pb2
-from goti.tables import events, keys, rated_games, seating
+from goti.tables import events, rated_games, seating
 from goti.tables.commands import Ruling
 from goti.tables.fanout import Fanout
 from goti.tables.loading import LoadedTable
@@ -131,7 +131,7 @@ class Committer:
         committed = await self._store.commit(loaded.table_id, loaded.seq, change)
         if committed.duplicate:
             return Settled(committed)
-        self._fanout.deliver(keys.table_channel(loaded.table_id), published)
+        self._fanout.deliver(self._store.keys.table(loaded.table_id).channel, published)
         after = LoadedTable(loaded.table_id, committed.last_seq, updated, state, to_move)
         self._recent.remember(loaded.table_id, after)
         computer = seating.computer_color(updated)

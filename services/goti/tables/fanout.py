@@ -1,4 +1,6 @@
-"""Live messages from Redis pub/sub to every watcher in this process, over one connection.
+"""Live messages from Redis pub/sub to every watcher in this process, over one connection
+(one per node on a Redis Cluster, whose table channels are sharded: see
+:mod:`goti.tables.subscriptions`).
 
 A process holds one pub/sub connection whatever the number of watchers.  A channel is
 subscribed while at least one local watcher listens to it (counted per channel) and each
@@ -22,25 +24,20 @@ import contextlib
 import enum
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
-from redis.asyncio.client import PubSub
-
-from goti.tables import keys
 from goti.tables.background import cancel_and_wait
 from goti.tables.redis_calls import StoreUnavailableError
 from goti.tables.store import TableStore
+from goti.tables.subscriptions import ClassicSubscriber, ShardedSubscriber, Subscriber
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_RECONNECT_FIRST_DELAY: Final = 0.05
-_RECONNECT_MAX_DELAY: Final = 2.0
 _SUBSCRIBE_TIMEOUT: Final = 10.0
-_CLOSE_TIMEOUT: Final = 2.0
 # Messages remembered per channel to drop the second copy of each: a commit publishes at most
 # a few events, and both copies arrive within one commit's time of each other.
 _DELIVERED_KEPT: Final = 16
@@ -124,18 +121,19 @@ class _Channel:
 
 
 class Fanout:
-    """This process's pub/sub connection and the listeners of each channel."""
+    """This process's pub/sub connection (one per cluster node on a cluster) and the
+    listeners of each channel."""
 
     def __init__(self, store: TableStore, *, queue_size: int) -> None:
-        self._store = store
         self._queue_size = queue_size
         self._channels: dict[str, _Channel] = {}
-        self._pubsub: PubSub | None = None
+        self._subscriber: Subscriber = (
+            ShardedSubscriber(store.subscriber, self)
+            if store.keys.cluster
+            else ClassicSubscriber(store.subscriber, self)
+        )
         self._reader: asyncio.Task[None] | None = None
         self._closed = False
-        # Subscribing, unsubscribing and connecting take turns, so that Redis sees them in the
-        # order this process decided them.
-        self._lock = asyncio.Lock()
 
     @property
     def channel_count(self) -> int:
@@ -145,12 +143,12 @@ class Fanout:
     @property
     def listener_count(self) -> int:
         """Listeners now, over every channel."""
-        return sum(len(channel.listeners) for channel in self._channels.values())
+        return len({id(each) for channel in self._channels.values() for each in channel.listeners})
 
     def start(self) -> None:
         """Start reading from Redis (in the background)."""
         if self._reader is None:
-            self._reader = asyncio.ensure_future(self._read_forever())
+            self._reader = asyncio.ensure_future(self._subscriber.run())
 
     async def close(self) -> None:
         """Tell every listener to end, and stop reading."""
@@ -163,7 +161,7 @@ class Fanout:
                 channel.subscribed.exception()
         if self._reader is not None:
             await cancel_and_wait([self._reader])
-        await self._close_pubsub()
+        await self._subscriber.close()
 
     def deliver(self, channel_name: str, messages: Iterable[bytes]) -> None:
         """Hand messages this process just published to the channel's local listeners, ahead
@@ -176,9 +174,10 @@ class Fanout:
 
     @contextlib.asynccontextmanager
     async def listen(
-        self, channel_name: str, decode: Callable[[bytes], T]
+        self, channels: str | Sequence[str], decode: Callable[[bytes], T]
     ) -> AsyncIterator[Listener[T]]:
-        """Listen to a channel: subscribed (and confirmed by Redis) on entry, until exit.
+        """Listen to a channel, or to several at once (the lobby of every shard), with one
+        listener: subscribed (and confirmed by Redis) on entry, until exit.
 
         Raises :class:`FanoutClosedError` while shutting down, and
         :class:`~goti.tables.store.StoreUnavailableError` when Redis does not confirm the
@@ -186,104 +185,73 @@ class Fanout:
         """
         if self._closed:
             raise FanoutClosedError("the server is shutting down")
+        names = [channels] if isinstance(channels, str) else list(channels)
         listener: Listener[T] = Listener(self._queue_size)
-        channel = self._channels.get(channel_name)
-        if channel is None:
-            channel = _Channel(decode)
-            self._channels[channel_name] = channel
-            await self._subscribe([channel_name])
-        channel.listeners.add(listener)
+        joined: list[tuple[str, _Channel]] = []
+        new: list[str] = []
+        for name in names:
+            channel = self._channels.get(name)
+            if channel is None:
+                channel = _Channel(decode)
+                self._channels[name] = channel
+                new.append(name)
+            channel.listeners.add(listener)
+            joined.append((name, channel))
         try:
+            if new:
+                await self._subscriber.subscribe(new)
             try:
-                await asyncio.wait_for(asyncio.shield(channel.subscribed), _SUBSCRIBE_TIMEOUT)
+                confirmed = [asyncio.shield(channel.subscribed) for _, channel in joined]
+                await asyncio.wait_for(asyncio.gather(*confirmed), _SUBSCRIBE_TIMEOUT)
             except TimeoutError:
                 raise StoreUnavailableError(
                     "Redis did not confirm a subscription in time"
                 ) from None
             yield listener
         finally:
-            channel.listeners.discard(listener)
-            if not channel.listeners and self._channels.get(channel_name) is channel:
-                del self._channels[channel_name]
-                await self._unsubscribe(channel_name)
+            gone = []
+            for name, channel in joined:
+                channel.listeners.discard(listener)
+                if not channel.listeners and self._channels.get(name) is channel:
+                    del self._channels[name]
+                    gone.append(name)
+            if gone:
+                await self._subscriber.unsubscribe(gone)
 
-    async def _subscribe(self, names: list[str]) -> None:
-        async with self._lock:
-            pubsub = self._pubsub
-            if pubsub is None:
-                return  # the reader subscribes every channel once it is connected
-            try:
-                await pubsub.subscribe(*names)
-            except Exception as error:
-                # The reader sees the connection fail too, and subscribes again.
-                log.warning("pub/sub subscribe failed: %s", error)
+    # -- what the subscriber reports ----------------------------------------------------------
 
-    async def _unsubscribe(self, name: str) -> None:
-        async with self._lock:
-            pubsub = self._pubsub
-            if pubsub is None or name in self._channels:
-                return
-            try:
-                await pubsub.unsubscribe(name)
-            except Exception as error:
-                log.warning("pub/sub unsubscribe failed: %s", error)
+    def wanted(self) -> Collection[str]:
+        """The channels some listener here listens to."""
+        return self._channels.keys()
 
-    async def _close_pubsub(self) -> None:
-        pubsub, self._pubsub = self._pubsub, None
-        if pubsub is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(pubsub.aclose(), _CLOSE_TIMEOUT)  # type: ignore[no-untyped-call]
-
-    async def _connect(self) -> PubSub:
-        async with self._lock:
-            pubsub = self._store.subscriber()
-            try:
-                # A channel subscribed again tells its listeners to catch up (see _dispatch).
-                await pubsub.subscribe(*(self._channels or [keys.IDLE_CHANNEL]))
-            except BaseException:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
-                raise
-            self._pubsub = pubsub
-            return pubsub
-
-    async def _read_forever(self) -> None:
-        delay = _RECONNECT_FIRST_DELAY
-        while not self._closed:
-            try:
-                pubsub = self._pubsub or await self._connect()
-                message = await pubsub.get_message(timeout=1.0)
-                delay = _RECONNECT_FIRST_DELAY
-                if message is not None:
-                    self._dispatch(message)
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:
-                if self._closed:
-                    return
-                log.warning("pub/sub connection lost (%s); reconnecting in %.2f s", error, delay)
-                await self._close_pubsub()
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, _RECONNECT_MAX_DELAY)
-
-    def _dispatch(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        raw_name = message.get("channel")
-        name = raw_name.decode() if isinstance(raw_name, bytes) else str(raw_name)
+    def subscribed(self, name: str) -> None:
+        """Redis confirmed a subscription to the channel."""
         channel = self._channels.get(name)
         if channel is None:
             return
-        if kind == "subscribe":
-            if not channel.subscribed.done():
-                channel.subscribed.set_result(None)
-            else:
-                # Subscribed again: the connection was lost and made again (by this reader or
-                # by the client library), and messages may have been lost meanwhile.
+        if not channel.subscribed.done():
+            channel.subscribed.set_result(None)
+        else:
+            # Subscribed again: the connection was lost and made again (by the subscriber or
+            # by the client library), or the channel moved to another node, and messages may
+            # have been lost meanwhile.
+            for listener in channel.listeners:
+                listener.deliver(CATCH_UP)
+
+    def received(self, name: str, data: bytes) -> None:
+        """A message arrived on the channel."""
+        channel = self._channels.get(name)
+        if channel is not None:
+            self._hand_on(channel, name, data)
+
+    def lost(self, names: Iterable[str]) -> None:
+        """Messages on these channels may have been lost (a node's connection failed, or a
+        channel left its node): their listeners catch up from the log."""
+        for name in names:
+            channel = self._channels.get(name)
+            if channel is not None:
                 for listener in channel.listeners:
                     listener.deliver(CATCH_UP)
-            return
-        if kind == "message":
-            self._hand_on(channel, name, message["data"])
 
     def _hand_on(self, channel: _Channel, name: str, data: bytes) -> None:
         if data in channel.delivered:

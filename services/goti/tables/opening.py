@@ -141,7 +141,8 @@ class TableOpener:
         state = started.state.SerializeToString()
         to_move = started.view.turn.side
         for _ in range(_CODE_ATTEMPTS):
-            record.code = seating.new_code()
+            # The code's key shares the table's slot on a cluster.
+            record.code = self._store.keys.code_for(table_id, seating.new_code)
             listing = events.lobby_table(table_id, record) if seating.is_listed(record) else None
             timer_due, deadline = self._first_timer(record, to_move, now)
             if deadline is not None:

@@ -50,6 +50,8 @@ class TablesOptions:
     table_log_events: int = _DEFAULTS.table_log_events
     redis_wait_replicas: int = _DEFAULTS.redis_wait_replicas
     redis_wait_timeout_seconds: float = _DEFAULTS.redis_wait_timeout_seconds
+    redis_shards: int = _DEFAULTS.redis_shards
+    """Shards of the tables on a Redis Cluster (one Redis has one)."""
     min_turn_timer_seconds: int = MIN_TURN_TIMER_SECONDS
     timer_poll_seconds: float = 0.5
     """How often each replica looks for due timers."""

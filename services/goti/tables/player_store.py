@@ -13,17 +13,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, cast
 
-from redis.asyncio import Redis
-
 from goti.tables import keys
+from goti.tables.keys import KeySpace
 from goti.tables.rated_games import StoredRating, leaderboard_score, rating_field, variant_name
-from goti.tables.redis_calls import as_bytes, flatten, lua_script, reachable
+from goti.tables.redis_calls import RedisClient, as_bytes, flatten, lua_script, reachable
 
 _HIT: Final = lua_script("hit")
 _RECORD_RESULT: Final = lua_script("record_result")
 _NEW_PLAYER: Final = lua_script("new_player")
 _UPDATE_PLAYER: Final = lua_script("update_player")
 _RATE_GAME: Final = lua_script("rate_game")
+_RATE_PLAYER: Final = lua_script("rate_player")
+_RELEASE_TIMER: Final = lua_script("release")
 
 
 class RatedGameOutcome(enum.Enum):
@@ -61,8 +62,11 @@ class StoredPlayer:
 class PlayerStore:
     """Players and their counters in Redis."""
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: RedisClient, keyspace: KeySpace | None = None) -> None:
         self._redis = redis
+        self._keys = keyspace or KeySpace()
+        self._rate_player = redis.register_script(_RATE_PLAYER)
+        self._release_timer = redis.register_script(_RELEASE_TIMER)
         self._hit = redis.register_script(_HIT)
         self._record_result = redis.register_script(_RECORD_RESULT)
         self._new_player = redis.register_script(_NEW_PLAYER)
@@ -147,6 +151,13 @@ class PlayerStore:
         """Write a rated game's new ratings, update the leaderboard and mark the game counted,
         all at once and only if the game was not counted before and neither rating moved since
         it was read; then drop the game's timer entry held until ``lease_until_ms``."""
+        if self._keys.cluster:
+            return await self._rate_in_steps(
+                game,
+                remember_seconds=remember_seconds,
+                lease_until_ms=lease_until_ms,
+                now_ms=now_ms,
+            )
         white, black = game.player_ids
         scores = [_leaderboard_arg(stored) for stored in game.after]
         with reachable():
@@ -173,6 +184,90 @@ class PlayerStore:
                 ],
             )
         return RatedGameOutcome(int(done))
+
+    async def _rate_in_steps(
+        self,
+        game: GameRatings,
+        *,
+        remember_seconds: int,
+        lease_until_ms: int | None,
+        now_ms: int,
+    ) -> RatedGameOutcome:
+        """:meth:`rate_game` on a Redis Cluster, where the two players, the leaderboard and
+        the game's timer entry are in four slots: one step each, every one safe to repeat.
+
+        Each player's rating is written with its own compare (``lua/rate_player.lua``),
+        then the leaderboard is given the score of every player this game counts in, and
+        the timer entry, kept until here as the safety net, is dropped last: a replica that
+        stops midway leaves the entry, and the replica that claims it next does the rest
+        (the players counted before are skipped, and their place on the board set from
+        the rating they have).  A rating that moved meanwhile (MOVED) is read again by the
+        caller, and only that player's side written; the other's rating is by then the one
+        this game left, which a replica stopping midway, or a second rated game of one
+        player ending in the same moment, alone can cause.
+        """
+        field = rating_field(game.variant)
+        done = []
+        with reachable():
+            for index, player_id in enumerate(game.player_ids):
+                outcome = await self._rate_player(
+                    keys=[keys.player(player_id), keys.player_rated_games(player_id)],
+                    args=[
+                        game.table_id,
+                        field,
+                        game.before[index],
+                        game.after[index].encode(),
+                        remember_seconds,
+                        now_ms,
+                    ],
+                )
+                done.append(RatedGameOutcome(int(outcome)))
+        await self._place_on_leaderboard(game, done)
+        if RatedGameOutcome.MOVED in done:
+            return RatedGameOutcome.MOVED
+        if lease_until_ms is not None:
+            with reachable():
+                await self._release_timer(
+                    keys=[self._keys.table(game.table_id).shard.timers],
+                    args=[game.table_id, lease_until_ms, ""],
+                )
+        if RatedGameOutcome.COUNTED in done:
+            return RatedGameOutcome.COUNTED
+        return RatedGameOutcome.COUNTED_BEFORE
+
+    async def _place_on_leaderboard(
+        self, game: GameRatings, done: Sequence[RatedGameOutcome]
+    ) -> None:
+        """Give the leaderboard the score of each player the game counts in: the new one, or
+        for a player counted before, the one their rating has now."""
+        counted_before = [
+            player_id
+            for player_id, outcome in zip(game.player_ids, done, strict=True)
+            if outcome is RatedGameOutcome.COUNTED_BEFORE
+        ]
+        now_kept = dict(
+            zip(
+                counted_before,
+                await self.rating_fields(counted_before, game.variant) if counted_before else [],
+                strict=True,
+            )
+        )
+        board = keys.leaderboard(variant_name(game.variant))
+        with reachable():
+            for index, player_id in enumerate(game.player_ids):
+                if done[index] is RatedGameOutcome.MOVED:
+                    continue
+                if done[index] is RatedGameOutcome.COUNTED:
+                    stored = game.after[index]
+                elif now_kept.get(player_id):
+                    stored = StoredRating.decode(now_kept[player_id])
+                else:
+                    continue  # no rating kept: the player is gone
+                score = leaderboard_score(stored)
+                if score is None:
+                    await self._redis.zrem(board, player_id)
+                else:
+                    await self._redis.zadd(board, {player_id: score})
 
     async def leaderboard_top(self, variant: int, count: int) -> list[str]:
         """The ids of the ``count`` best-rated players on the variant's leaderboard, best first."""

@@ -17,15 +17,20 @@ both and never neither, whatever fails when.  The store knows nothing of what th
 
 from __future__ import annotations
 
+import asyncio
 import enum
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, cast
 
-from redis.asyncio import Redis
-
+from goti.settings import Settings
 from goti.tables import keys
-from goti.tables.redis_calls import as_bytes, flatten, lua_script, reachable
+from goti.tables.keys import KeySpace
+from goti.tables.pool_steps import NewTable, Pairing, PairingSteps, PairOutcome
+from goti.tables.redis_calls import RedisClient, as_bytes, flatten, lua_script, reachable
+
+_DEFAULTS: Final = Settings()
 
 _SEEK: Final = lua_script("seek")
 _SEEK_STATUS: Final = lua_script("seek_status")
@@ -103,32 +108,27 @@ class PairedTable:
     opponent: str
 
 
-class PairOutcome(enum.Enum):
-    """What a pairing did."""
-
-    PAIRED = "ok"
-    GONE = "gone"
-    """A seeker was no longer waiting there; nothing was written but its leaving the pool."""
-    TABLE_TAKEN = "taken"
-    """The table id or its code was taken: nothing was written; draw others and try again."""
-
-
-@dataclass(frozen=True, slots=True)
-class NewTable:
-    """What :meth:`PoolStore.pair` writes as the paired seekers' table."""
-
-    table_id: str
-    code: str
-    fields: Mapping[str, bytes]
-    expire_seconds: int
-    timer_due_ms: int | None
-
-
 class PoolStore:
-    """The pools and the seeks in Redis."""
+    """The pools and the seeks in Redis.
 
-    def __init__(self, redis: Redis) -> None:
+    Pools are named by their one-Redis key (:func:`goti.tables.keys.seek_pool`); on a Redis
+    Cluster the store keeps each under its own hash tag, and a pairing, and a seek entering
+    or leaving its pool, are steps of one slot each (:mod:`goti.tables.pool_steps`).
+    ``paired_kept_seconds`` is how long a paired table record is kept, for a pairing that a
+    seek's stream completes there.
+    """
+
+    def __init__(
+        self,
+        redis: RedisClient,
+        keyspace: KeySpace | None = None,
+        *,
+        paired_kept_seconds: int = _DEFAULTS.idle_table_seconds,
+    ) -> None:
         self._redis = redis
+        self.keys = keyspace or KeySpace()
+        self._steps = PairingSteps(redis, self.keys) if self.keys.cluster else None
+        self._paired_kept_seconds = paired_kept_seconds
         self._seek = redis.register_script(_SEEK)
         self._seek_status = redis.register_script(_SEEK_STATUS)
         self._leave = redis.register_script(_LEAVE)
@@ -155,9 +155,10 @@ class PoolStore:
 
         Raises :class:`SeekInProgressError` or :class:`PairedBeforeError`.
         """
+        pool = self.keys.pool(pool)
         with reachable():
             reply = await self._seek(
-                keys=[keys.seeker(player_id), pool, keys.seek_pool_seekers(pool)],
+                keys=self._seek_keys(player_id, pool),
                 args=[
                     player_id,
                     request_id,
@@ -177,22 +178,58 @@ class PoolStore:
             raise SeekInProgressError(player_id)
         if outcome == b"paired":
             raise PairedBeforeError(player_id)
-        return Entered(int(reply[1]), resumed=outcome == b"resumed")
+        entered = int(reply[1])
+        if self._steps is not None:
+            # The record first: a stream that stops before the pool is written was the
+            # seek's only stream, and its resume writes the pool again.
+            wait = f"{entered} {last_opponent} ".encode() + seat
+            await self._steps.enter_pool(pool, player_id, rating, wait)
+        return Entered(entered, resumed=outcome == b"resumed")
+
+    def _seek_keys(self, player_id: str, pool: str) -> list[str]:
+        """The keys of the seek scripts: the record, with the pool on one Redis."""
+        if self._steps is not None:
+            return [keys.seeker(player_id)]
+        return [keys.seeker(player_id), pool, keys.seek_pool_seekers(pool)]
 
     async def status(
-        self, player_id: str, pool: str, *, stream: str, kept_ms: int, alive_until_ms: int
+        self,
+        player_id: str,
+        pool: str,
+        *,
+        stream: str,
+        kept_ms: int,
+        alive_until_ms: int,
+        now_ms: int | None = None,
     ) -> SeekStatus:
         """The seek's state and its pool's size, keeping the seek alive while it waits on
-        this stream."""
-        with reachable():
-            reply = await self._seek_status(
-                keys=[keys.seeker(player_id), pool], args=[stream, kept_ms, alive_until_ms]
-            )
+        this stream.  On a cluster, a pairing's hold on the seek that outlived its time is
+        settled first (:meth:`~goti.tables.pool_steps.PairingSteps.settle`)."""
+        pool = self.keys.pool(pool)
+        for _ in range(2):
+            with reachable():
+                if self._steps is None:
+                    reply = await self._seek_status(
+                        keys=[keys.seeker(player_id), pool], args=[stream, kept_ms, alive_until_ms]
+                    )
+                    size = int(reply[3])
+                else:
+                    reply, size = await asyncio.gather(
+                        self._seek_status(
+                            keys=[keys.seeker(player_id)], args=[stream, kept_ms, alive_until_ms]
+                        ),
+                        self._redis.zcard(pool),
+                    )
+            held_until = int(reply[6])
+            now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+            if self._steps is None or not reply[5] or held_until >= now_ms:
+                break
+            await self._steps.settle(player_id, kept_ms, self._paired_kept_seconds)
         return SeekStatus(
             SeekState(as_bytes(reply[0]).decode()),
             bool(int(reply[1])),
             as_bytes(reply[2]).decode(),
-            int(reply[3]),
+            int(size),
             as_bytes(reply[4]),
         )
 
@@ -200,11 +237,13 @@ class PoolStore:
         """Take a waiting seek of this stream's out of its pool, keeping its record
         ``kept_ms`` for a resume; False when it was paired meanwhile (or is not this
         stream's)."""
+        pool = self.keys.pool(pool)
         with reachable():
             left = await self._leave(
-                keys=[keys.seeker(player_id), pool, keys.seek_pool_seekers(pool)],
-                args=[player_id, stream, kept_ms],
+                keys=self._seek_keys(player_id, pool), args=[player_id, stream, kept_ms]
             )
+        if left and self._steps is not None:
+            await self._steps.leave_pool(pool, [player_id])
         return bool(left)
 
     async def seek_record(self, player_id: str) -> SeekRecord | None:
@@ -233,11 +272,12 @@ class PoolStore:
         with reachable():
             async with self._redis.pipeline(transaction=False) as pipeline:
                 for pool in pools:
-                    pipeline.zcard(pool)
+                    pipeline.zcard(self.keys.pool(pool))
                 return [int(size) for size in await pipeline.execute()]
 
     async def hold(self, pool: str, holder: str, lease_ms: int) -> bool:
         """Take or renew the pool's lease for ``holder``; False while another holds it."""
+        pool = self.keys.pool(pool)
         with reachable():
             return bool(
                 await self._lease(keys=[keys.seek_pool_lease(pool)], args=[holder, lease_ms])
@@ -245,6 +285,7 @@ class PoolStore:
 
     async def waiting(self, pool: str) -> list[PoolEntry]:
         """Everyone waiting in the pool."""
+        pool = self.keys.pool(pool)
         with reachable():
             async with self._redis.pipeline(transaction=False) as pipeline:
                 pipeline.zrange(pool, 0, -1, withscores=True)
@@ -274,7 +315,12 @@ class PoolStore:
         kept_ms: int,
         paired_kept_seconds: int,
     ) -> PairOutcome:
-        """Pair two waiting seekers at ``table``, all or nothing (see ``lua/pair.lua``)."""
+        """Pair two waiting seekers at ``table``, all or nothing (see ``lua/pair.lua``, and
+        :mod:`goti.tables.pool_steps` on a cluster)."""
+        pool = self.keys.pool(pool)
+        if self._steps is not None:
+            pairing = Pairing(pool, first, second, kept_ms, paired_kept_seconds)
+            return await self._steps.pair(pairing, table, now_ms=now_ms)
         with reachable():
             outcome = await self._pair(
                 keys=[

@@ -6,8 +6,23 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from importlib.resources import files
+from typing import TypeAlias
 
 from redis import exceptions as redis_errors
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+
+RedisClient: TypeAlias = Redis | RedisCluster
+"""What the stores talk to: one Redis (or the primary Sentinel names), or a Redis Cluster."""
+
+
+_CLUSTER_IN_FLUX = (
+    redis_errors.ClusterError,
+    redis_errors.SlotNotCoveredError,
+    redis_errors.TryAgainError,
+    redis_errors.AskError,
+)
+_CLUSTER_OUT_OF_REACH = ("Redis Cluster cannot be connected", "startup_nodes could not agree")
 
 
 class StoreUnavailableError(Exception):
@@ -21,6 +36,16 @@ def reachable() -> Iterator[None]:
         yield
     except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
         raise StoreUnavailableError(f"Redis did not answer: {error}") from error
+    except _CLUSTER_IN_FLUX as error:
+        # A cluster failing over or moving slots, still so once redis-py's own retries and
+        # redirections (MOVED, ASK, TRYAGAIN) are spent.
+        raise StoreUnavailableError(f"Redis Cluster refused: {error!r}") from error
+    except redis_errors.RedisClusterException as error:
+        # Also what redis-py raises for a command Goti got wrong (keys of two slots), which
+        # must not pass for an outage.
+        if str(error).startswith(_CLUSTER_OUT_OF_REACH):
+            raise StoreUnavailableError(f"Redis Cluster did not answer: {error}") from error
+        raise
     except redis_errors.ResponseError as error:
         # A server that is loading its data, read-only after a failover, out of memory or
         # short of the replicas it must write to (min-replicas-to-write) answers with an error

@@ -18,18 +18,20 @@ from typing import Any, Final
 
 import grpc
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
 from redis.backoff import ExponentialWithJitterBackoff
 
 from goti import serving
 from goti.api.v1 import ai_pb2
-from goti.redis_urls import sentinel_url
+from goti.redis_urls import cluster_url, sentinel_url
 from goti.settings import Settings
 from goti.tables.committing import Committer
 from goti.tables.durability import ReplicaWait
 from goti.tables.fanout import Fanout
 from goti.tables.followups import FollowUps
+from goti.tables.keys import KeySpace
 from goti.tables.leaderboard import Leaderboard
 from goti.tables.loading import LoadedTable, TableReader
 from goti.tables.matchmaking_servicer import MatchmakingServicer, bind_matchmaking
@@ -41,6 +43,7 @@ from goti.tables.players import GuestPolicy, Players
 from goti.tables.playing import CommandRunner
 from goti.tables.pool_store import PoolStore
 from goti.tables.recent import RecentTables
+from goti.tables.redis_calls import RedisClient
 from goti.tables.restoring import Restorer
 from goti.tables.seeking import PairingWorker, Seeking
 from goti.tables.servicer import PlayersServicer, TablesServicer, bind_services
@@ -75,6 +78,15 @@ class SentinelBlockingConnectionPool(SentinelConnectionPool, BlockingConnectionP
         await self.sentinel_manager.aclose()
 
 
+def open_redis_client(url: str) -> RedisClient:
+    """The client for any URL ``GOTI_REDIS_URL`` may hold: a Redis Cluster's
+    (:func:`open_cluster`) for a ``redis+cluster://`` URL, else :func:`open_redis`'s."""
+    nodes = cluster_url(url)
+    if nodes is not None:
+        return open_cluster(nodes.nodes, username=nodes.username, password=nodes.password)
+    return open_redis(url)
+
+
 def open_redis(url: str) -> Redis:
     """A Redis client for the tables service: a bounded pool, short timeouts and a couple of
     quick retries, so that an unreachable Redis is reported within a few seconds.
@@ -93,6 +105,8 @@ def open_redis(url: str) -> Redis:
         "decode_responses": False,
         **timeouts,
     }
+    if cluster_url(url) is not None:
+        raise ValueError("a Redis Cluster's client is open_cluster's")
     named = sentinel_url(url)
     if named is None:
         return Redis(connection_pool=BlockingConnectionPool.from_url(url, **pooled))
@@ -108,6 +122,44 @@ def open_redis(url: str) -> Redis:
         **pooled,
     )
     return primary
+
+
+def open_cluster(
+    nodes: Sequence[tuple[str, int]], *, username: str | None, password: str | None
+) -> RedisCluster:
+    """A Redis Cluster client: redis-py's, which finds every node from those named, sends
+    each command to the node of its keys' slot, follows MOVED and ASK redirections, reads the
+    slots again after a failover, and retries a command a few times before it fails.
+
+    Connections are bounded per node as for one Redis; the timeouts are the same."""
+    return RedisCluster(
+        startup_nodes=[ClusterNode(host, port) for host, port in nodes],
+        username=username,
+        password=password,
+        max_connections=REDIS_CONNECTIONS,
+        socket_connect_timeout=REDIS_CONNECT_TIMEOUT_SECONDS,
+        socket_timeout=REDIS_COMMAND_TIMEOUT_SECONDS,
+        # A failover takes a few seconds (cluster-node-timeout, then an election): commands
+        # retry for about a second and a half, and then fail as UNAVAILABLE, which clients
+        # retry with the same request id.
+        retry=Retry(ExponentialWithJitterBackoff(base=0.1, cap=0.5), 4),
+        decode_responses=False,
+    )
+
+
+def keyspace_for(redis: RedisClient, options: TablesOptions) -> KeySpace:
+    """Where the tables are: one Redis's names, or ``GOTI_REDIS_SHARDS`` shards on a
+    cluster."""
+    if isinstance(redis, RedisCluster):
+        return KeySpace(options.redis_shards, cluster=True)
+    return KeySpace()
+
+
+async def close_redis(redis: RedisClient) -> None:
+    """Close a client and its connections."""
+    await redis.aclose()
+    if isinstance(redis, Redis):
+        await redis.connection_pool.disconnect()
 
 
 class TablesRuntime:
@@ -154,7 +206,7 @@ class TablesRuntime:
         url = redis_url or settings.redis_url
         if not url:
             raise ValueError("the tables service needs Redis: set GOTI_REDIS_URL")
-        redis = open_redis(url)
+        redis = open_redis_client(url)
         referee_channel = serving.open_channel(settings.target("referee"), settings)
         ai_channel = serving.open_channel(settings.target("ai"), settings)
         try:
@@ -173,13 +225,12 @@ class TablesRuntime:
         finally:
             await referee_channel.close()
             await ai_channel.close()
-            await redis.aclose()
-            await redis.connection_pool.disconnect()
+            await close_redis(redis)
 
     @classmethod
     def assemble(
         cls,
-        redis: Redis,
+        redis: RedisClient,
         referee_channel: grpc.aio.Channel,
         ai_channel: grpc.aio.Channel,
         options: TablesOptions,
@@ -192,7 +243,10 @@ class TablesRuntime:
             redis, options.redis_wait_replicas, options.redis_wait_timeout_seconds
         )
         store = TableStore(
-            redis, table_log_events=options.table_log_events, replica_wait=replica_wait
+            redis,
+            keyspace=keyspace_for(redis, options),
+            table_log_events=options.table_log_events,
+            replica_wait=replica_wait,
         )
         referee = Referee(referee_channel, deadline_seconds=options.referee_deadline_seconds)
         computer = ComputerPlayer(
@@ -204,7 +258,7 @@ class TablesRuntime:
                 ai_pb2.LEVEL_QUICK: options.quick_move_deadline_seconds,
             },
         )
-        player_store = PlayerStore(redis)
+        player_store = PlayerStore(redis, store.keys)
         players = Players(player_store, guests_per_minute=options.guests_per_minute, policy=guests)
         recent: RecentTables[LoadedTable] = RecentTables(options.recent_tables_kept)
         reader = TableReader(store, referee, options)
@@ -236,7 +290,7 @@ class TablesRuntime:
             batch=options.timers_per_claim,
         )
         tables_servicer = TablesServicer(reader, opener, runner, players, watching)
-        pools = PoolStore(redis)
+        pools = PoolStore(redis, store.keys, paired_kept_seconds=options.idle_table_seconds)
         seeking = Seeking(pools, reader, players, fanout, options, clock_ms=clock_ms)
         pairing = PairingWorker(pools, referee, players, options, clock_ms=clock_ms)
         return cls(

@@ -43,11 +43,10 @@ from goti.tables.loading import TableReader
 from goti.tables.options import TablesOptions
 from goti.tables.peers import PeerUnavailableError, Referee
 from goti.tables.players import Players
+from goti.tables.pool_steps import NewTable, PairOutcome
 from goti.tables.pool_store import (
-    NewTable,
     PairedBeforeError,
     PairedTable,
-    PairOutcome,
     PoolEntry,
     PoolStore,
     SeekInProgressError,
@@ -407,14 +406,17 @@ class PairingWorker:
         first, second = (seat.player.player_id for seat in seats)
         for _ in range(_TABLE_ATTEMPTS):
             now = self._clock_ms()
-            table = self._new_table(pool, seats, started.view.variant, now)
+            table_id = seating.new_table_id()
+            # A code whose key shares the table's slot on a Redis Cluster.
+            code = self._pools.keys.code_for(table_id, seating.new_code)
+            table = self._new_table(pool, seats, started.view.variant, now, code)
             fields = {"table": table.SerializeToString(), "game": started.state.SerializeToString()}
             outcome = await self._pools.pair(
                 pool.key,
                 first,
                 second,
                 NewTable(
-                    seating.new_table_id(),
+                    table_id,
                     table.code,
                     fields,
                     self._options.idle_table_seconds,
@@ -433,6 +435,7 @@ class PairingWorker:
         seats: list[tables_pb2.Seat],
         variant: game_pb2.Variant.ValueType,
         now: int,
+        code: str,
     ) -> tables_pb2.Table:
         """Both seekers seated, who moves first drawn at random, the game under way."""
         record = seating.new_table(
@@ -442,7 +445,7 @@ class PairingWorker:
             opponent=tables_pb2.OPPONENT_HUMAN,
             visibility=tables_pb2.VISIBILITY_PRIVATE,
             turn_timer_seconds=pool.turn_timer_seconds,
-            code=seating.new_code(),
+            code=code,
             created_ms=now,
         )
         color = seating.open_color(record)

@@ -18,6 +18,7 @@ callers answer UNAVAILABLE without knowing Redis' own exceptions.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import hashlib
 import zlib
@@ -25,13 +26,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, cast
 
-from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
+from redis.asyncio.cluster import ClusterPubSub
 
 from goti.settings import Settings
 from goti.tables import keys
 from goti.tables.durability import ReplicaWait
+from goti.tables.keys import KeySpace, Shard
 from goti.tables.redis_calls import (
+    RedisClient,
     as_bytes,
     flatten,
     lua_script,
@@ -192,13 +195,19 @@ class TableStore:
 
     def __init__(
         self,
-        redis: Redis,
+        redis: RedisClient,
         *,
+        keyspace: KeySpace | None = None,
         table_log_events: int = _DEFAULTS.table_log_events,
         request_memory: int = DEFAULT_REQUEST_MEMORY,
         replica_wait: ReplicaWait | None = None,
     ) -> None:
         self._redis = redis
+        self.keys = keyspace or KeySpace()
+        """Where the tables are: one Redis's names, or a cluster's shards."""
+        # Each timer poll starts with another shard, so that a replica busy with a full batch
+        # from one shard does not keep the others waiting.
+        self._next_shard = 0
         # A commit is answered once the replicas hold it, where the operator asks for that.
         self._replica_wait = replica_wait or ReplicaWait(redis)
         self._table_log_events = table_log_events
@@ -212,12 +221,13 @@ class TableStore:
         self._release = redis.register_script(_RELEASE)
 
     @property
-    def redis(self) -> Redis:
+    def redis(self) -> RedisClient:
         """The client this store uses."""
         return self._redis
 
-    def subscriber(self) -> PubSub:
-        """A new pub/sub connection (its owner closes it)."""
+    def subscriber(self) -> PubSub | ClusterPubSub:
+        """A new pub/sub client (its owner closes it): one connection on one Redis; on a
+        cluster one per node that serves a channel subscribed (sharded pub/sub)."""
         return self._redis.pubsub(ignore_subscribe_messages=False)
 
     async def ping(self) -> None:
@@ -241,37 +251,46 @@ class TableStore:
     ) -> None:
         """Create a table at seq 0 with an empty log, kept ``expire_seconds`` unless changed.
 
-        Raises :class:`TableExistsError` if the id or the code is taken.
+        Raises :class:`TableExistsError` if the id or the code is taken, and ValueError for a
+        code of another shard (see :meth:`~goti.tables.keys.KeySpace.code_fits`).
         """
+        table = self._table_keys(table_id, code)
         with reachable():
             outcome = await self._create(
                 keys=[
-                    keys.table_state(table_id),
-                    keys.table_code(code),
-                    keys.LOBBY,
-                    keys.LOBBY_LISTINGS,
-                    keys.TIMERS,
-                    keys.table_log(table_id),
-                    keys.table_requests(table_id),
+                    table.state,
+                    self.keys.code(code),
+                    table.shard.lobby,
+                    table.shard.lobby_listings,
+                    table.shard.timers,
+                    table.log,
+                    table.requests,
                 ],
                 args=[
                     table_id,
                     "" if lobby_score is None else lobby_score,
                     lobby_listing,
-                    keys.LOBBY_CHANNEL,
+                    table.shard.lobby_channel,
                     lobby_message,
                     "" if timer_due_ms is None else timer_due_ms,
                     expire_seconds,
+                    self.keys.publish_command,
                     *flatten(_deflated(fields)),
                 ],
             )
         if outcome != b"ok":
             raise TableExistsError(f"table {table_id} or code {code}: {outcome.decode()}")
 
+    def _table_keys(self, table_id: str, code: str = "") -> keys.TableKeys:
+        """A table's keys, checking that its code (if any) shares its shard."""
+        if code and not self.keys.code_fits(table_id, code):
+            raise ValueError(f"the code {code} is not in the shard of table {table_id}")
+        return self.keys.table(table_id)
+
     async def load(self, table_id: str) -> StoredTable:
         """The table's seq and fields; raise :class:`TableNotFoundError` if there is none."""
         with reachable():
-            raw = await self._redis.hgetall(keys.table_state(table_id))
+            raw = await self._redis.hgetall(self.keys.table(table_id).state)
         if not raw:
             raise TableNotFoundError(table_id)
         fields = {
@@ -282,7 +301,7 @@ class TableStore:
     async def seq(self, table_id: str) -> int | None:
         """The table's seq now; None when the table is gone."""
         with reachable():
-            value = await self._redis.hget(keys.table_state(table_id), "seq")
+            value = await self._redis.hget(self.keys.table(table_id).state, "seq")
         return None if value is None else int(value)
 
     async def commit(self, table_id: str, expected_seq: int, change: Change) -> Committed:
@@ -296,35 +315,37 @@ class TableStore:
         published = change.events if change.published is None else change.published
         if not change.events or len(published) != len(change.events):
             raise ValueError("a change appends at least one event, published one for one")
+        table = self._table_keys(table_id, change.code)
         with reachable():
             reply = await self._replica_wait.run(
                 self._commit,
                 keys=[
-                    keys.table_state(table_id),
-                    keys.table_log(table_id),
-                    keys.table_requests(table_id),
-                    keys.TIMERS,
-                    keys.LOBBY,
-                    keys.LOBBY_LISTINGS,
+                    table.state,
+                    table.log,
+                    table.requests,
+                    table.shard.timers,
+                    table.shard.lobby,
+                    table.shard.lobby_listings,
                     # The join code expires with the table; without one, the state key stands in.
-                    keys.table_code(change.code) if change.code else keys.table_state(table_id),
+                    self.keys.code(change.code) if change.code else table.state,
                 ],
                 args=[
                     table_id,
                     expected_seq,
                     change.request_key or "",
                     len(change.events),
-                    keys.table_channel(table_id),
+                    table.channel,
                     change.timer.value,
                     change.timer_due_ms,
                     change.lobby.value,
                     change.lobby_score,
                     change.lobby_listing,
-                    keys.LOBBY_CHANNEL,
+                    table.shard.lobby_channel,
                     change.lobby_message,
                     self._table_log_events,
                     change.expire_seconds,
                     self._request_memory,
+                    self.keys.publish_command,
                     *change.events,
                     *published,
                     *flatten(_deflated(change.fields)),
@@ -347,7 +368,7 @@ class TableStore:
         Raises :class:`RequestReusedError` if the request id was used for another command.
         """
         with reachable():
-            reply = await self._find_request(keys=[keys.table_requests(table_id)], args=[key])
+            reply = await self._find_request(keys=[self.keys.table(table_id).requests], args=[key])
         if reply[0] == b"duplicate":
             return Committed(int(reply[1]), int(reply[2]), duplicate=True)
         if reply[0] == b"reused":
@@ -359,27 +380,33 @@ class TableStore:
     ) -> bool:
         """Delete a table that is still at ``expected_seq``, with its log, code, timer and
         lobby listing; False if it moved on or is gone."""
+        table = self._table_keys(table_id, code)
         with reachable():
             outcome = await self._discard(
                 keys=[
-                    keys.table_state(table_id),
-                    keys.table_log(table_id),
-                    keys.table_requests(table_id),
-                    keys.table_code(code),
-                    keys.TIMERS,
-                    keys.LOBBY,
-                    keys.LOBBY_LISTINGS,
+                    table.state,
+                    table.log,
+                    table.requests,
+                    self.keys.code(code),
+                    table.shard.timers,
+                    table.shard.lobby,
+                    table.shard.lobby_listings,
                 ],
-                args=[table_id, expected_seq, keys.LOBBY_CHANNEL, lobby_message],
+                args=[
+                    table_id,
+                    expected_seq,
+                    table.shard.lobby_channel,
+                    lobby_message,
+                    self.keys.publish_command,
+                ],
             )
         return bool(outcome == b"ok")
 
     async def events_after(self, table_id: str, after_seq: int) -> EventsAfter:
         """The events after ``after_seq``, oldest first (None if trimmed from the log)."""
+        table = self.keys.table(table_id)
         with reachable():
-            reply = await self._events_after(
-                keys=[keys.table_state(table_id), keys.table_log(table_id)], args=[after_seq]
-            )
+            reply = await self._events_after(keys=[table.state, table.log], args=[after_seq])
         seq = int(reply[0])
         if seq < 0:
             raise TableNotFoundError(table_id)
@@ -402,7 +429,7 @@ class TableStore:
     async def table_for_code(self, code: str) -> str | None:
         """The id of the table with this join code."""
         with reachable():
-            table_id = await self._redis.get(keys.table_code(code))
+            table_id = await self._redis.get(self.keys.code(code))
         return None if table_id is None else as_bytes(table_id).decode()
 
     # -- the lobby ----------------------------------------------------------------------------
@@ -413,51 +440,107 @@ class TableStore:
 
     async def lobby_page(self, before: tuple[int, str] | None, limit: int) -> list[LobbyEntry]:
         """Up to ``limit`` open tables, newest first, starting after the entry ``before``
-        (its opening time and id), or from the newest one."""
+        (its opening time and id), or from the newest one; on a cluster, the newest of every
+        shard's lobby, merged."""
+        shards = self.keys.shards
         with reachable():
-            if before is None:
-                reply = cast(
-                    list[tuple[bytes, float]],
-                    await self._redis.zrevrangebyscore(
-                        keys.LOBBY, "+inf", "-inf", start=0, num=limit, withscores=True
-                    ),
-                )
-                found = [(as_bytes(name), int(score)) for name, score in reply]
-            else:
-                # Entries with the same score come in reverse id order: skip to the cursor.
-                opened_ms, last_id = before
-                reply = cast(
-                    list[tuple[bytes, float]],
-                    await self._redis.zrevrangebyscore(
-                        keys.LOBBY, opened_ms, "-inf", start=0, num=limit + 64, withscores=True
-                    ),
-                )
-                found = [
-                    (as_bytes(name), int(score))
+            async with self._redis.pipeline(transaction=False) as pipeline:
+                for shard in shards:
+                    if before is None:
+                        pipeline.zrevrangebyscore(
+                            shard.lobby, "+inf", "-inf", start=0, num=limit, withscores=True
+                        )
+                    else:
+                        # Entries with the same score come in reverse id order: skip to the
+                        # cursor.
+                        pipeline.zrevrangebyscore(
+                            shard.lobby, before[0], "-inf", start=0, num=limit + 64, withscores=True
+                        )
+                replies = cast(list[list[tuple[bytes, float]]], await pipeline.execute())
+            found = sorted(
+                (
+                    (int(score), as_bytes(name), shard)
+                    for shard, reply in zip(shards, replies, strict=True)
                     for name, score in reply
-                    if int(score) < opened_ms or as_bytes(name).decode() < last_id
-                ][:limit]
+                    if before is None
+                    or int(score) < before[0]
+                    or as_bytes(name).decode() < before[1]
+                ),
+                key=lambda entry: (entry[0], entry[1]),
+                reverse=True,
+            )[:limit]
             if not found:
                 return []
-            listings = await self._redis.hmget(keys.LOBBY_LISTINGS, [name for name, _ in found])
+            listed = await self._listings(found)
         return [
-            LobbyEntry(name.decode(), score, as_bytes(listing))
-            for (name, score), listing in zip(found, listings, strict=True)
-            if listing is not None
+            LobbyEntry(name.decode(), score, listed[name])
+            for score, name, _ in found
+            if name in listed
         ]
+
+    async def _listings(self, found: Sequence[tuple[int, bytes, Shard]]) -> dict[bytes, bytes]:
+        """The listings of lobby entries, read from each one's shard in one round trip."""
+        by_shard: dict[int, list[bytes]] = {}
+        for _, name, shard in found:
+            by_shard.setdefault(shard.index, []).append(name)
+        async with self._redis.pipeline(transaction=False) as pipeline:
+            for index, names in by_shard.items():
+                pipeline.hmget(self.keys.shards[index].lobby_listings, names)
+            replies = await pipeline.execute()
+        return {
+            name: as_bytes(listing)
+            for names, listings in zip(by_shard.values(), replies, strict=True)
+            for name, listing in zip(names, listings, strict=True)
+            if listing is not None
+        }
 
     # -- timers -------------------------------------------------------------------------------
 
     async def claim_due(self, now_ms: int, lease_ms: int, limit: int) -> Claim:
-        """Take up to ``limit`` tables whose timers are due, for ``lease_ms``.
+        """Take up to ``limit`` tables whose timers are due, for ``lease_ms``; on a cluster,
+        from every shard, another shard first at each call.
 
         A replica that dies while holding them leaves them to be claimed again once the
         lease ends; the action itself goes through :meth:`commit`, so two replicas never
         both land one.
         """
+        shards = self.keys.shards
+        if len(shards) == 1:
+            return await self._claim_from([(shards[0], limit)], now_ms, lease_ms)
+        first = self._next_shard % len(shards)
+        self._next_shard = first + 1
+        rotated = shards[first:] + shards[:first]
+        # One round trip counts what is due in every shard (the shards' nodes answer in
+        # parallel); only the shards with something due are claimed from.
         with reachable():
-            reply = await self._claim(keys=[keys.TIMERS], args=[now_ms, lease_ms, limit])
-        return Claim([table_id.decode() for table_id in reply[1:]], int(reply[0]))
+            async with self._redis.pipeline(transaction=False) as pipeline:
+                for shard in rotated:
+                    pipeline.zcount(shard.timers, "-inf", now_ms)
+                due = [int(count) for count in await pipeline.execute()]
+        wanted: list[tuple[Shard, int]] = []
+        room = limit
+        for shard, count in zip(rotated, due, strict=True):
+            if count and room:
+                wanted.append((shard, min(count, room)))
+                room -= wanted[-1][1]
+        if not wanted:
+            return Claim([], now_ms + lease_ms)
+        return await self._claim_from(wanted, now_ms, lease_ms)
+
+    async def _claim_from(
+        self, wanted: Sequence[tuple[Shard, int]], now_ms: int, lease_ms: int
+    ) -> Claim:
+        with reachable():
+            replies = await asyncio.gather(
+                *(
+                    self._claim(keys=[shard.timers], args=[now_ms, lease_ms, most])
+                    for shard, most in wanted
+                )
+            )
+        return Claim(
+            [table_id.decode() for reply in replies for table_id in reply[1:]],
+            now_ms + lease_ms,
+        )
 
     async def release(
         self, table_id: str, lease_until_ms: int, *, reschedule_ms: int | None = None
@@ -466,7 +549,7 @@ class TableStore:
         meanwhile."""
         with reachable():
             await self._release(
-                keys=[keys.TIMERS],
+                keys=[self.keys.table(table_id).shard.timers],
                 args=[table_id, lease_until_ms, "" if reschedule_ms is None else reschedule_ms],
             )
 

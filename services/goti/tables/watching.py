@@ -16,7 +16,6 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 
 from goti.api.v1 import tables_pb2
-from goti.tables import keys
 from goti.tables.fanout import CATCH_UP, CLOSING, Fanout, FanoutClosedError, Listener
 from goti.tables.loading import TableReader, table_not_found
 from goti.tables.restoring import Restorer
@@ -102,7 +101,8 @@ class Watching:
     ) -> AsyncGenerator[tables_pb2.WatchTableResponse, None]:
         """A table's stream: snapshot or missed events, then live events and heartbeats."""
         try:
-            async with self._fanout.listen(keys.table_channel(table_id), _live_event) as listener:
+            channel = self._store.keys.table(table_id).channel
+            async with self._fanout.listen(channel, _live_event) as listener:
                 async for message in self._table_stream(table_id, after_seq, player_id, listener):
                     yield message
         except FanoutClosedError:
@@ -181,8 +181,10 @@ class Watching:
     async def lobby(self, variant: int) -> AsyncGenerator[tables_pb2.WatchLobbyResponse, None]:
         """The lobby's stream: a snapshot, then tables opening and closing, and heartbeats."""
         try:
+            # Every shard's lobby has a channel (one on one Redis).
+            channels = [shard.lobby_channel for shard in self._store.keys.shards]
             async with self._fanout.listen(
-                keys.LOBBY_CHANNEL, tables_pb2.WatchLobbyResponse.FromString
+                channels, tables_pb2.WatchLobbyResponse.FromString
             ) as listener:
                 async for message in self._lobby_stream(variant, listener):
                     yield message

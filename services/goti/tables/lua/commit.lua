@@ -6,8 +6,9 @@
 --       5 table channel, 6 timer op (keep|set|clear), 7 timer score,
 --       8 lobby op (keep|list|unlist), 9 lobby score, 10 listing, 11 lobby channel,
 --       12 lobby message, 13 table log events (how many the log keeps), 14 expire seconds,
---       15 requests remembered, 16 .. 15+n the events to log,
---       16+n .. 15+2n the events to publish, then field/value pairs
+--       15 requests remembered, 16 publish command (PUBLISH, or SPUBLISH on a cluster),
+--       17 .. 16+n the events to log, 17+n .. 16+2n the events to publish, then field/value
+--       pairs
 -- Returns {'ok', first seq, last seq}, {'duplicate', first seq, last seq} for a command seen
 -- before, {'stale', seq, seq}, {'reused', seq, seq} or {'missing', -1, -1}.
 local seq = redis.call('HGET', KEYS[1], 'seq')
@@ -23,11 +24,11 @@ if seq ~= tonumber(ARGV[2]) then return {'stale', seq, seq} end
 local count = tonumber(ARGV[4])
 local new_seq = seq + count
 local fields = {'seq', new_seq}
-for i = 16 + 2 * count, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 17 + 2 * count, #ARGV do fields[#fields + 1] = ARGV[i] end
 local length = 0
-for i = 16, 15 + count do
+for i = 17, 16 + count do
   length = redis.call('RPUSH', KEYS[2], ARGV[i])
-  redis.call('PUBLISH', ARGV[5], ARGV[i + count])
+  redis.call(ARGV[16], ARGV[5], ARGV[i + count])
 end
 local table_log_events = tonumber(ARGV[13])
 local log_first = nil
@@ -59,11 +60,11 @@ end
 if ARGV[8] == 'list' then
   redis.call('ZADD', KEYS[5], ARGV[9], ARGV[1])
   redis.call('HSET', KEYS[6], ARGV[1], ARGV[10])
-  redis.call('PUBLISH', ARGV[11], ARGV[12])
+  redis.call(ARGV[16], ARGV[11], ARGV[12])
 elseif ARGV[8] == 'unlist' then
   if redis.call('ZREM', KEYS[5], ARGV[1]) == 1 then
     redis.call('HDEL', KEYS[6], ARGV[1])
-    redis.call('PUBLISH', ARGV[11], ARGV[12])
+    redis.call(ARGV[16], ARGV[11], ARGV[12])
   end
 end
 local expire = tonumber(ARGV[14])

@@ -1,12 +1,16 @@
 -- Takes a seek out of its pool when its stream ends unpaired; its record stays a while, so
 -- that the same request id resumes it.
--- KEYS: 1 seek record, 2 pool, 3 pool seekers
+-- KEYS: 1 seek record, 2 pool, 3 pool seekers (on a Redis Cluster the seek record alone: the
+--       pool, in another slot, is written next)
 -- ARGV: 1 player id, 2 stream token, 3 record kept (ms)
--- Returns 1 when it left, 0 when the seek was paired, gone, or another stream's.
-local seek = redis.call('HMGET', KEYS[1], 'state', 'stream')
-if seek[1] ~= 'waiting' or seek[2] ~= ARGV[2] then return 0 end
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
+-- Returns 1 when it left, 0 when the seek was paired, gone, another stream's, or held by a
+-- pairing between its steps (on a Redis Cluster: it is paired, or let go, in a moment).
+local seek = redis.call('HMGET', KEYS[1], 'state', 'stream', 'reserved')
+if seek[1] ~= 'waiting' or seek[2] ~= ARGV[2] or seek[3] then return 0 end
+if #KEYS > 1 then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('HDEL', KEYS[3], ARGV[1])
+end
 redis.call('HSET', KEYS[1], 'state', 'left')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
