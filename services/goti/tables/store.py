@@ -56,6 +56,11 @@ it: a protobuf message starts with a field tag, never 0, and a number with a dig
 DEFLATE_FROM_BYTES: Final = 128
 """Field values this long or longer are kept deflated when that makes them shorter: the game
 (its move list and repetition window grow with every move) takes about a third of its size."""
+DEFLATE_WINDOW_BITS: Final = 12
+DEFLATE_MEMORY_LEVEL: Final = 4
+"""zlib's defaults (a 32 KB window, 256 KB of state) are sized for files: setting up that state
+cost five times the compressing of a game's few hundred bytes, on every move.  A 4 KB window
+holds a whole game and packs it as small; inflating with the largest window reads either."""
 
 
 # Redis runs each script alone and one cannot call another (Redis 7's function libraries
@@ -581,7 +586,12 @@ def _deflated(fields: Mapping[str, bytes]) -> dict[str, bytes]:
         kept[name] = value
         if len(value) >= DEFLATE_FROM_BYTES:
             # Raw deflate: zlib's header and checksum would cost six bytes a table.
-            deflater = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+            deflater = zlib.compressobj(
+                zlib.Z_DEFAULT_COMPRESSION,
+                zlib.DEFLATED,
+                -DEFLATE_WINDOW_BITS,
+                DEFLATE_MEMORY_LEVEL,
+            )
             packed = DEFLATED + deflater.compress(value) + deflater.flush()
             if len(packed) < len(value):
                 kept[name] = packed
