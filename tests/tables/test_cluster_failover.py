@@ -21,7 +21,7 @@ from goti.tables.options import TablesOptions
 from .conftest import StartReplica, TablesReplica
 from .on_cluster import SHARDS, cluster_url
 from .table_calls import eventually, first_legal, new_guest, resuming, watching
-from .test_tables_failover import FAILOVER_SECONDS, _Game, _moves_by_seq
+from .test_tables_failover import FAILOVER_SECONDS, _Game, _moves_by_seq, playing_through
 
 # While a node fails over, redis-py's cluster pub/sub may make one node's connection again
 # from two tasks at once (the fan-out reading it, and redis-py moving its channels after the
@@ -77,16 +77,7 @@ async def test_a_primary_killed_mid_game_fails_over_and_no_move_a_player_was_tol
     ):
         for _ in range(4):
             await game.move()
-        promoted = asyncio.Event()
-
-        async def keep_playing() -> None:
-            # The moves go on while the primary dies; each waits out the failover.
-            while not promoted.is_set():
-                await game.move()
-            await game.move()
-
-        playing = asyncio.ensure_future(keep_playing())
-        try:
+        async with playing_through(game) as promoted:
             await eventually(lambda: game.seq >= 8)
             resumed_from = game.seq - 2
             failing_over = asyncio.ensure_future(asyncio.to_thread(cluster.kill_primary, primary))
@@ -95,10 +86,6 @@ async def test_a_primary_killed_mid_game_fails_over_and_no_move_a_player_was_tol
             await eventually(lambda: other_sees.last_seq >= other.seq, FAILOVER_SECONDS)
             new_primary = await asyncio.wait_for(failing_over, FAILOVER_SECONDS)
             promoted.set()
-            await asyncio.wait_for(asyncio.shield(playing), FAILOVER_SECONDS)
-        finally:
-            promoted.set()
-            await playing
         assert new_primary is not primary and new_primary.role() == "master"
         assert _primary_of(cluster, client, keyspace.table(game.table_id).state) is new_primary
         for _ in range(4):

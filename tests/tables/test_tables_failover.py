@@ -7,10 +7,11 @@ table is, and never shown a different game."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -99,6 +100,28 @@ class _Game:
         self.seq, self.turn = response.events[-1].seq, response.events[0].move_played.next
 
 
+@contextlib.asynccontextmanager
+async def playing_through(game: _Game) -> AsyncIterator[asyncio.Event]:
+    """The game's moves go on, one after another, while the block kills a primary; each
+    waits out the failover.  Set the event once a new primary is up: one more move is
+    played on it, and the block ends when that move is answered."""
+    promoted = asyncio.Event()
+
+    async def keep_playing() -> None:
+        while not promoted.is_set():
+            await game.move()
+        await game.move()
+
+    playing = asyncio.ensure_future(keep_playing())
+    try:
+        yield promoted
+        promoted.set()
+        await asyncio.wait_for(asyncio.shield(playing), FAILOVER_SECONDS)
+    finally:
+        promoted.set()
+        await playing
+
+
 def _moves_by_seq(events: list[tables_pb2.TableEvent]) -> dict[int, str]:
     return {
         event.seq: event.move_played.record.move.notation
@@ -121,26 +144,13 @@ async def test_a_failover_mid_game_loses_no_move_a_player_was_told_of(
         for _ in range(4):
             await game.move()
         old = sentinels.primary()
-        promoted = asyncio.Event()
-
-        async def keep_playing() -> None:
-            # The moves go on while the primary dies; each waits out the failover.
-            while not promoted.is_set():
-                await game.move()
-            await game.move()
-
-        playing = asyncio.ensure_future(keep_playing())
-        try:
+        async with playing_through(game) as promoted:
             await eventually(lambda: game.seq >= 8)
             old.kill()
             # A watcher will resume from a little before the primary died.
             resumed_from = game.seq - 2
             new = await asyncio.to_thread(sentinels.promoted_after, old)
             promoted.set()
-            await asyncio.wait_for(asyncio.shield(playing), FAILOVER_SECONDS)
-        finally:
-            promoted.set()
-            await playing
         assert new is not old
         # The old primary returns as a replica of the new one, and the game goes on.
         await asyncio.to_thread(sentinels.restart, old)
