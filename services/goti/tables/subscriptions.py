@@ -22,7 +22,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterPubSub
@@ -87,16 +87,47 @@ async def _close_quietly(pubsub: PubSub) -> None:
         await asyncio.wait_for(pubsub.aclose(), _CLOSE_TIMEOUT)  # type: ignore[no-untyped-call]
 
 
-class ClassicSubscriber:
-    """One pub/sub connection to one Redis."""
+PubSubT = TypeVar("PubSubT", PubSub, ClusterPubSub)
+
+
+class _Subscriber(Generic[PubSubT]):
+    """What both subscribers share: the fan-out to report to, the lock that keeps Redis
+    seeing subscriptions in the order this process decided them, the pub/sub client, and the
+    messages Redis sends (plain ones, or sharded ones named with an ``s`` before them)."""
+
+    _SUBSCRIBED = "subscribe"
+    _MESSAGE = "message"
 
     def __init__(self, open_pubsub: OpenPubSub, deliveries: Deliveries) -> None:
         self._open = open_pubsub
         self._deliveries = deliveries
-        self._pubsub: PubSub | None = None
-        # Subscribing, unsubscribing and connecting take turns, so that Redis sees them in the
-        # order this process decided them.
+        self._pubsub: PubSubT | None = None
         self._lock = asyncio.Lock()
+
+    async def close(self) -> None:
+        pubsub, self._pubsub = self._pubsub, None
+        if pubsub is not None:
+            await _close_quietly(pubsub)
+
+    def _unwanted(self, names: Sequence[str]) -> list[str]:
+        wanted = self._deliveries.wanted()
+        return [name for name in names if name not in wanted]
+
+    def _dispatch(self, message: dict[str, Any]) -> str | None:
+        """Report a subscription or a message; returns the kind of any other message."""
+        kind = message.get("type")
+        name = _text(message.get("channel"))
+        if kind == self._SUBSCRIBED:
+            self._deliveries.subscribed(name)
+        elif kind == self._MESSAGE:
+            self._deliveries.received(name, message["data"])
+        else:
+            return None if kind is None else str(kind)
+        return None
+
+
+class ClassicSubscriber(_Subscriber[PubSub]):
+    """One pub/sub connection to one Redis."""
 
     async def subscribe(self, names: Sequence[str]) -> None:
         async with self._lock:
@@ -111,8 +142,7 @@ class ClassicSubscriber:
 
     async def unsubscribe(self, names: Sequence[str]) -> None:
         async with self._lock:
-            wanted = self._deliveries.wanted()
-            names = [name for name in names if name not in wanted]
+            names = self._unwanted(names)
             if self._pubsub is None or not names:
                 return
             try:
@@ -137,11 +167,6 @@ class ClassicSubscriber:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, _RECONNECT_MAX_DELAY)
 
-    async def close(self) -> None:
-        pubsub, self._pubsub = self._pubsub, None
-        if pubsub is not None:
-            await _close_quietly(pubsub)
-
     async def _connect(self) -> PubSub:
         async with self._lock:
             pubsub = self._open()
@@ -156,23 +181,15 @@ class ClassicSubscriber:
             self._pubsub = pubsub
             return pubsub
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
-        name = _text(message.get("channel"))
-        if kind == "subscribe":
-            self._deliveries.subscribed(name)
-        elif kind == "message":
-            self._deliveries.received(name, message["data"])
 
-
-class ShardedSubscriber:
+class ShardedSubscriber(_Subscriber[ClusterPubSub]):
     """Sharded pub/sub on a Redis Cluster, one connection a node (see the module)."""
 
+    _SUBSCRIBED = "ssubscribe"
+    _MESSAGE = "smessage"
+
     def __init__(self, open_pubsub: OpenPubSub, deliveries: Deliveries) -> None:
-        self._open = open_pubsub
-        self._deliveries = deliveries
-        self._pubsub: ClusterPubSub | None = None
-        self._lock = asyncio.Lock()
+        super().__init__(open_pubsub, deliveries)
         self._ready = False
         # Per node: the node's pub/sub client as redis-py holds it, and the task reading it
         # while redis-py holds that client for the node.
@@ -200,8 +217,7 @@ class ShardedSubscriber:
 
     async def unsubscribe(self, names: Sequence[str]) -> None:
         async with self._lock:
-            wanted = self._deliveries.wanted()
-            names = [name for name in names if name not in wanted]
+            names = self._unwanted(names)
             if self._pubsub is None or not names:
                 return
             try:
@@ -233,10 +249,8 @@ class ShardedSubscriber:
             self._readers.clear()
 
     async def close(self) -> None:
-        pubsub, self._pubsub = self._pubsub, None
         self._ready = False
-        if pubsub is not None:
-            await _close_quietly(pubsub)
+        await super().close()
 
     async def _check(self, pubsub: ClusterPubSub) -> None:
         """Subscribe what is wanted and not subscribed (a node that failed), and unsubscribe
@@ -342,19 +356,16 @@ class ShardedSubscriber:
             log.warning("sharded pub/sub: reading the cluster's slots failed: %s", error)
         self._check_soon()
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
-        kind = message.get("type")
+    def _dispatch(self, message: dict[str, Any]) -> str | None:
+        kind = super()._dispatch(message)
         name = _text(message.get("channel"))
-        if kind == "ssubscribe":
-            self._deliveries.subscribed(name)
-        elif kind == "smessage":
-            self._deliveries.received(name, message["data"])
-        elif kind == "sunsubscribe" and name in self._deliveries.wanted():
+        if kind == "sunsubscribe" and name in self._deliveries.wanted():
             # A channel still listened to, dropped by its node: its slot moved away (Redis
             # drops a slot's shard channels when the slot leaves), or redis-py moves it.
             # Messages may have been missed; the channel follows its slot to the new node.
             self._deliveries.lost([name])
             self._follow_slot(name)
+        return kind
 
     def _follow_slot(self, channel: str) -> None:
         """Have redis-py learn where a channel's slot went: a read of a key of that slot
