@@ -13,8 +13,8 @@ from redis.asyncio.client import PubSub
 from goti.settings import Settings
 from goti.tables import keys
 from goti.tables.options import TablesOptions
+from goti.tables.packing import DEFLATED
 from goti.tables.store import (
-    DEFLATED,
     Change,
     LobbyUpdate,
     RequestReusedError,

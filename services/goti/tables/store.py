@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import enum
 import hashlib
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, cast
@@ -33,6 +32,7 @@ from goti.settings import Settings
 from goti.tables import keys
 from goti.tables.durability import ReplicaWait
 from goti.tables.keys import KeySpace, Shard
+from goti.tables.packing import deflated, inflated
 from goti.tables.redis_calls import (
     RedisClient,
     as_bytes,
@@ -50,17 +50,6 @@ the log.  A retry of an older one cannot be applied twice either: its ``expected
 stale by then, so it is refused."""
 REQUEST_DIGEST_BYTES: Final = 8
 FINGERPRINT_BYTES: Final = 4
-DEFLATED: Final = b"\x00"
-"""Starts a field value the store keeps deflated.  No value the service stores starts with
-it: a protobuf message starts with a field tag, never 0, and a number with a digit."""
-DEFLATE_FROM_BYTES: Final = 128
-"""Field values this long or longer are kept deflated when that makes them shorter: the game
-(its move list and repetition window grow with every move) takes about a third of its size."""
-DEFLATE_WINDOW_BITS: Final = 12
-DEFLATE_MEMORY_LEVEL: Final = 4
-"""zlib's defaults (a 32 KB window, 256 KB of state) are sized for files: setting up that state
-cost five times the compressing of a game's few hundred bytes, on every move.  A 4 KB window
-holds a whole game and packs it as small; inflating with the largest window reads either."""
 
 
 # Redis runs each script alone and one cannot call another (Redis 7's function libraries
@@ -280,7 +269,7 @@ class TableStore:
                     "" if timer_due_ms is None else timer_due_ms,
                     expire_seconds,
                     self.keys.publish_command,
-                    *flatten(_deflated(fields)),
+                    *flatten(deflated(fields)),
                 ],
             )
         if outcome != b"ok":
@@ -298,9 +287,7 @@ class TableStore:
             raw = await self._redis.hgetall(self.keys.table(table_id).state)
         if not raw:
             raise TableNotFoundError(table_id)
-        fields = {
-            as_bytes(name).decode(): _inflated(as_bytes(value)) for name, value in raw.items()
-        }
+        fields = {as_bytes(name).decode(): inflated(as_bytes(value)) for name, value in raw.items()}
         return StoredTable(int(fields["seq"]), fields)
 
     async def seq(self, table_id: str) -> int | None:
@@ -353,7 +340,7 @@ class TableStore:
                     self.keys.publish_command,
                     *change.events,
                     *published,
-                    *flatten(_deflated(change.fields)),
+                    *flatten(deflated(change.fields)),
                 ],
             )
         status, first, last = reply[0], int(reply[1]), int(reply[2])
@@ -574,32 +561,3 @@ class TableStore:
         """Forget a CreateTable request that failed, so that its retry starts afresh."""
         with reachable():
             await self._redis.delete(keys.player_request(player_id, request_id))
-
-
-def _deflated(fields: Mapping[str, bytes]) -> dict[str, bytes]:
-    """A table's fields as Redis keeps them: the long ones deflated, marked by
-    :data:`DEFLATED`."""
-    kept = {}
-    for name, value in fields.items():
-        if value.startswith(DEFLATED):
-            raise ValueError(f"the value of {name!r} starts with the mark of a deflated one")
-        kept[name] = value
-        if len(value) >= DEFLATE_FROM_BYTES:
-            # Raw deflate: zlib's header and checksum would cost six bytes a table.
-            deflater = zlib.compressobj(
-                zlib.Z_DEFAULT_COMPRESSION,
-                zlib.DEFLATED,
-                -DEFLATE_WINDOW_BITS,
-                DEFLATE_MEMORY_LEVEL,
-            )
-            packed = DEFLATED + deflater.compress(value) + deflater.flush()
-            if len(packed) < len(value):
-                kept[name] = packed
-    return kept
-
-
-def _inflated(value: bytes) -> bytes:
-    """A field value as the service stored it."""
-    if value.startswith(DEFLATED):
-        return zlib.decompress(value[len(DEFLATED) :], wbits=-zlib.MAX_WBITS)
-    return value
