@@ -9,31 +9,21 @@ README table and ``--help`` text, so documentation cannot drift from the parser.
 from __future__ import annotations
 
 import difflib
-import ipaddress
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Final, Literal, TypeVar, cast
+from typing import Any, Final, Literal, TypeVar
 
-from goti.redis_urls import RedisUrlError, check_redis_url
+from goti import setting_values as values
+from goti.setting_values import IpNetwork, LogFormat
 
 T = TypeVar("T")
-
-IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 ServiceName = Literal["tables", "referee", "ai"]
 SERVICE_NAMES: Final[tuple[ServiceName, ...]] = ("tables", "referee", "ai")
 
-LogFormat = Literal["auto", "json", "text"]
-LOG_LEVELS: Final = ("debug", "info", "warning", "error", "critical")
-
 PREFIX: Final = "GOTI_"
 TEST_PREFIX: Final = "GOTI_TEST_"
-MAX_REDIS_SHARDS: Final = 1024
-"""The most shards a Redis Cluster deployment may split its tables into (each is one hash
-slot, placed evenly over the slots: past this, shards would share the slot ranges they are
-placed in)."""
 """Variables for Goti's own test suite, such as ``GOTI_TEST_REDIS_URL``; not settings."""
 
 
@@ -46,164 +36,6 @@ class SettingsError(ValueError):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("\n".join(problems))
         self.problems = problems
-
-
-class _ParseError(ValueError):
-    """Raised by a parser: the message says what the value must be."""
-
-
-# Parsers turn the text of a variable into a value, or raise _ParseError(what it must be).
-
-
-def _port(text: str) -> int:
-    value = _integer(text, "a port number 1-65535")
-    if not 1 <= value <= 65535:
-        raise _ParseError("a port number 1-65535")
-    return value
-
-
-def _optional_port(text: str) -> int:
-    value = _integer(text, "a port number 1-65535, or 0 for off")
-    if not 0 <= value <= 65535:
-        raise _ParseError("a port number 1-65535, or 0 for off")
-    return value
-
-
-def _integer(text: str, must_be: str) -> int:
-    try:
-        return int(text.strip(), 10)
-    except ValueError:
-        raise _ParseError(must_be) from None
-
-
-def _count(text: str) -> int:
-    value = _integer(text, "a whole number, 0 or more")
-    if value < 0:
-        raise _ParseError("a whole number, 0 or more")
-    return value
-
-
-def _shard_count(text: str) -> int:
-    value = _integer(text, f"a whole number, 1-{MAX_REDIS_SHARDS}")
-    if not 1 <= value <= MAX_REDIS_SHARDS:
-        raise _ParseError(f"a whole number, 1-{MAX_REDIS_SHARDS}")
-    return value
-
-
-def _positive_count(text: str) -> int:
-    value = _integer(text, "a whole number, 1 or more")
-    if value < 1:
-        raise _ParseError("a whole number, 1 or more")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text.strip())
-    except ValueError:
-        raise _ParseError("a number of seconds, 0 or more") from None
-    if not 0 <= value < float("inf"):
-        raise _ParseError("a number of seconds, 0 or more")
-    return value
-
-
-def _positive_seconds(text: str) -> float:
-    value = _seconds(text)
-    if value <= 0:
-        raise _ParseError("a number of seconds above 0")
-    return value
-
-
-_HOST_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_HOSTNAME = re.compile(rf"^{_HOST_LABEL}(\.{_HOST_LABEL})*$")
-
-
-def unbracketed(host: str) -> str:
-    """A host as sockets take it: an IPv6 address without the brackets a URL puts round it."""
-    return host[1:-1] if host.startswith("[") and host.endswith("]") else host
-
-
-def _host(text: str) -> str:
-    """A host name, an IPv4 address, or an IPv6 address with or without brackets."""
-    bare = unbracketed(text.strip())
-    try:
-        address = ipaddress.ip_address(bare)
-    except ValueError:
-        if _HOSTNAME.match(bare):
-            return bare
-        raise _ParseError("a host name or an IP address (IPv6 may be in brackets)") from None
-    return f"[{address}]" if address.version == 6 else str(address)
-
-
-def _target(text: str) -> str:
-    """A gRPC target: ``host:port``, or a URI such as ``dns:///ai:50053``."""
-    target = text.strip()
-    if not target or any(character.isspace() for character in target):
-        raise _ParseError("a gRPC target such as host:port or dns:///host:port")
-    return target
-
-
-def _redis_url(text: str) -> str:
-    try:
-        return check_redis_url(text)
-    except RedisUrlError as error:
-        raise _ParseError(str(error)) from None
-
-
-def _path(text: str) -> str:
-    path = text.strip()
-    if not path or "\0" in path:
-        raise _ParseError("a folder path")
-    return path
-
-
-def _base_url(text: str) -> str:
-    """The start of a link: a scheme, then anything without spaces (``https://goti.example/join/``)."""
-    url = text.strip()
-    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://\S*$", url):
-        raise _ParseError("a URL such as https://goti.example/join/")
-    return url
-
-
-_ORIGIN = re.compile(r"^https?://[^/\s]+$")
-
-
-def _origins(text: str) -> tuple[str, ...]:
-    """Web origins, comma-separated (``https://app.example,http://localhost:3000``), or ``*``."""
-    origins = tuple(part.strip().rstrip("/") for part in text.split(",") if part.strip())
-    if not all(origin == "*" or _ORIGIN.match(origin) for origin in origins):
-        raise _ParseError("web origins such as https://app.example, comma-separated, or *")
-    return origins
-
-
-def _networks(text: str) -> tuple[IpNetwork, ...]:
-    """IP addresses and networks, comma-separated (``10.0.0.0/8, 172.30.51.10``)."""
-    networks = []
-    for part in text.split(","):
-        entry = part.strip()
-        if not entry:
-            continue
-        try:
-            networks.append(ipaddress.ip_network(unbracketed(entry), strict=False))
-        except ValueError:
-            raise _ParseError(
-                "IP addresses or networks such as 10.0.0.0/8, comma-separated"
-            ) from None
-    return tuple(networks)
-
-
-def _log_level(text: str) -> str:
-    level = text.strip().lower()
-    if level not in LOG_LEVELS:
-        raise _ParseError("one of " + ", ".join(LOG_LEVELS))
-    return level
-
-
-def _log_format(text: str) -> LogFormat:
-    value = text.strip().lower()
-    if value not in ("auto", "json", "text"):
-        raise _ParseError("one of auto, json, text")
-    return cast(LogFormat, value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,50 +77,50 @@ class Settings:
         "GOTI_HOST",
         "[::]",
         "Address the gRPC servers and metrics endpoints listen on ([::] is every interface)",
-        _host,
+        values.host,
     )
     tables_port: int = _env(
-        "GOTI_TABLES_PORT", 50051, "Port of the tables service, the public API", _port
+        "GOTI_TABLES_PORT", 50051, "Port of the tables service, the public API", values.port
     )
-    referee_port: int = _env("GOTI_REFEREE_PORT", 50052, "Port of the referee service", _port)
-    ai_port: int = _env("GOTI_AI_PORT", 50053, "Port of the AI service", _port)
+    referee_port: int = _env("GOTI_REFEREE_PORT", 50052, "Port of the referee service", values.port)
+    ai_port: int = _env("GOTI_AI_PORT", 50053, "Port of the AI service", values.port)
     web_port: int = _env(
         "GOTI_WEB_PORT",
         0,
         "Port of the web page, and of the public API over Connect and gRPC-Web, served by "
         "each tables process (0: off; goti serve uses 8080 when unset)",
-        _optional_port,
+        values.optional_port,
     )
     tables_metrics_port: int = _env(
         "GOTI_TABLES_METRICS_PORT",
         0,
         "Port of the tables service's Prometheus /metrics endpoint (0: off)",
-        _optional_port,
+        values.optional_port,
     )
     referee_metrics_port: int = _env(
         "GOTI_REFEREE_METRICS_PORT",
         0,
         "Port of the referee service's Prometheus /metrics endpoint (0: off)",
-        _optional_port,
+        values.optional_port,
     )
     ai_metrics_port: int = _env(
         "GOTI_AI_METRICS_PORT",
         0,
         "Port of the AI service's Prometheus /metrics endpoint (0: off)",
-        _optional_port,
+        values.optional_port,
     )
     referee_target: str = _env(
         "GOTI_REFEREE_TARGET",
         "",
         "Where the tables service reaches the referee, e.g. dns:///referee:50052",
-        _target,
+        values.target,
         shown_default="localhost:$GOTI_REFEREE_PORT",
     )
     ai_target: str = _env(
         "GOTI_AI_TARGET",
         "",
         "Where the tables service reaches the AI; dns:///ai:50053 spreads calls over replicas",
-        _target,
+        values.target,
         shown_default="localhost:$GOTI_AI_PORT",
     )
     redis_url: str = _env(
@@ -297,79 +129,79 @@ class Settings:
         "Redis holding live games: redis://, rediss://, unix://, redis+sentinel://HOST:PORT,"
         "HOST:PORT/SERVICE for the primary those sentinels name, or redis+cluster://HOST:PORT,"
         "HOST:PORT for a Redis Cluster; unset: goti serve starts an embedded Redis",
-        _redis_url,
+        values.redis_url,
     )
     redis_shards: int = _env(
         "GOTI_REDIS_SHARDS",
         16,
         "On a Redis Cluster, the shards (one hash slot each) the tables and their timers and "
         "lobby are spread over, 1-1024; fixed while any table exists (one Redis: always one)",
-        _shard_count,
+        values.shard_count,
     )
     redis_wait_replicas: int = _env(
         "GOTI_REDIS_WAIT_REPLICAS",
         0,
         "Replicas that must hold each change to a table before the player hears of it "
         "(Redis WAIT), so that a failover loses no acknowledged move (0: off)",
-        _count,
+        values.count,
     )
     redis_wait_timeout_seconds: float = _env(
         "GOTI_REDIS_WAIT_TIMEOUT_SECONDS",
         0.5,
         "How long a change waits for those replicas; then the player is answered anyway (the "
         "change stands on the primary) and the shortfall is logged",
-        _positive_seconds,
+        values.positive_seconds,
     )
     data_dir: str = _env(
         "GOTI_DATA_DIR",
         "~/.local/share/goti",
         "Folder where goti serve keeps the embedded Redis's data, so games survive a restart",
-        _path,
+        values.path,
     )
     ai_workers: int = _env(
         "GOTI_AI_WORKERS",
         0,
         "Search processes of one AI service (0: one per CPU core available)",
-        _count,
+        values.count,
     )
     log_level: str = _env(
         "GOTI_LOG_LEVEL",
         "info",
-        "Least severe log level written: " + ", ".join(LOG_LEVELS),
-        _log_level,
+        "Least severe log level written: " + ", ".join(values.LOG_LEVELS),
+        values.log_level,
     )
     # _env returns a dataclasses.field, which ruff cannot see through for a Literal type.
     log_format: LogFormat = _env(  # noqa: RUF009
         "GOTI_LOG_FORMAT",
         "auto",
         "Logs as json (one object a line) or text; auto: text on a terminal, else json",
-        _log_format,
+        values.log_format,
     )
     grace_seconds: float = _env(
         "GOTI_GRACE_SECONDS",
         5.0,
         "On SIGTERM, how long calls in flight may take to finish before they are cancelled",
-        _seconds,
+        values.seconds,
         shown_default="5",
     )
     max_message_bytes: int = _env(
         "GOTI_MAX_MESSAGE_BYTES",
         1024 * 1024,
         "Largest gRPC message sent or received, in bytes",
-        _positive_count,
+        values.positive_count,
     )
     keepalive_time_seconds: float = _env(
         "GOTI_KEEPALIVE_TIME_SECONDS",
         60.0,
         "Idle time after which a server (or Goti's own client) pings the other end",
-        _positive_seconds,
+        values.positive_seconds,
         shown_default="60",
     )
     keepalive_timeout_seconds: float = _env(
         "GOTI_KEEPALIVE_TIMEOUT_SECONDS",
         20.0,
         "How long a ping may go unanswered before the connection is closed",
-        _positive_seconds,
+        values.positive_seconds,
         shown_default="20",
     )
     keepalive_min_ping_interval_seconds: float = _env(
@@ -377,66 +209,66 @@ class Settings:
         20.0,
         "Shortest interval between client pings a server accepts; clients pinging faster "
         "are disconnected",
-        _positive_seconds,
+        values.positive_seconds,
         shown_default="20",
     )
     max_connection_age_seconds: float = _env(
         "GOTI_MAX_CONNECTION_AGE_SECONDS",
         0.0,
         "Close client connections after this long so they reconnect to new replicas (0: never)",
-        _seconds,
+        values.seconds,
         shown_default="0",
     )
     max_pending_requests: int = _env(
         "GOTI_MAX_PENDING_REQUESTS",
         10_000,
         "Calls a server queues before it starts refusing new ones (bursts of reconnects)",
-        _positive_count,
+        values.positive_count,
     )
     max_concurrent_streams: int = _env(
         "GOTI_MAX_CONCURRENT_STREAMS",
         0,
         "Calls open at once on one client connection (0: no limit)",
-        _count,
+        values.count,
     )
 
     join_base_url: str = _env(
         "GOTI_JOIN_BASE_URL",
         "goti://join/",
         "Start of the join link of every table; the table's code is appended to it",
-        _base_url,
+        values.base_url,
     )
     web_allowed_origins: tuple[str, ...] = _env(
         "GOTI_WEB_ALLOWED_ORIGINS",
         (),
         "Other web origins whose pages may call the API from a browser, comma-separated "
         "(https://app.example); unset: only the page Goti serves",
-        _origins,
+        values.origins,
         shown_default="",
     )
     finished_table_seconds: int = _env(
         "GOTI_FINISHED_TABLE_SECONDS",
         86_400,
         "How long a finished table stays readable (record, PDN, rematch)",
-        _positive_count,
+        values.positive_count,
     )
     waiting_table_seconds: int = _env(
         "GOTI_WAITING_TABLE_SECONDS",
         86_400,
         "How long a table waits for its second player before it is cleared away",
-        _positive_count,
+        values.positive_count,
     )
     idle_table_seconds: int = _env(
         "GOTI_IDLE_TABLE_SECONDS",
         30 * 86_400,
         "How long an unfinished table nobody plays at is kept",
-        _positive_count,
+        values.positive_count,
     )
     heartbeat_seconds: float = _env(
         "GOTI_HEARTBEAT_SECONDS",
         15.0,
         "Idle time after which a watch stream gets a heartbeat",
-        _positive_seconds,
+        values.positive_seconds,
         shown_default="15",
     )
     # 16: eight moves each, so that even a game against the computer, whose every move answers
@@ -448,54 +280,54 @@ class Settings:
         "Latest events each table keeps in Redis: a watcher that missed no more gets just "
         "those, one further behind a snapshot; a retried command gets its events back while "
         "they are kept",
-        _positive_count,
+        values.positive_count,
     )
     joins_per_minute: int = _env(
         "GOTI_JOINS_PER_MINUTE",
         30,
         "Tables one player may join in a minute, and tables one player (or one address "
         "without a token) may look up by code, against guessing codes (0: no limit)",
-        _count,
+        values.count,
     )
     tables_per_minute: int = _env(
         "GOTI_TABLES_PER_MINUTE",
         20,
         "Tables one player may create in a minute (0: no limit)",
-        _count,
+        values.count,
     )
     seeks_per_minute: int = _env(
         "GOTI_SEEKS_PER_MINUTE",
         20,
         "Seeks (Play online now) one player may start in a minute; resuming one is free "
         "(0: no limit)",
-        _count,
+        values.count,
     )
     seek_resume_seconds: int = _env(
         "GOTI_SEEK_RESUME_SECONDS",
         10,
         "How long a seek whose stream dropped may be resumed with its request_id, keeping "
         "the time it waited (it leaves the pool at once)",
-        _positive_count,
+        values.positive_count,
     )
     guests_per_minute: int = _env(
         "GOTI_GUESTS_PER_MINUTE",
         20,
         "Guest players one client address may create in a minute (0: no limit)",
-        _count,
+        values.count,
     )
     idle_guest_days: int = _env(
         "GOTI_IDLE_GUEST_DAYS",
         180,
         "Days a guest player nobody uses is kept, with its streaks; then its token stops "
         "working (0: forever)",
-        _count,
+        values.count,
     )
     trusted_proxies: tuple[IpNetwork, ...] = _env(
         "GOTI_TRUSTED_PROXIES",
         (),
         "Proxies (IP addresses or networks, comma-separated) whose X-Forwarded-For names the "
         "client, for the guest rate limit; unset: the direct peer is the client",
-        _networks,
+        values.networks,
         shown_default="",
     )
 
@@ -535,7 +367,7 @@ class Settings:
         """
         env = os.environ if environ is None else environ
         instead = {} if unset is None else unset
-        values: dict[str, Any] = {}
+        parsed: dict[str, Any] = {}
         problems: list[str] = []
         for settings_field in fields(cls):
             variable: Variable = settings_field.metadata["variable"]
@@ -545,12 +377,12 @@ class Settings:
             if not text.strip():
                 continue
             try:
-                values[settings_field.name] = settings_field.metadata["parse"](text)
-            except _ParseError as error:
+                parsed[settings_field.name] = settings_field.metadata["parse"](text)
+            except values.ParseError as error:
                 problems.append(f"{variable.name} must be {error}, got {text!r}")
         if problems:
             raise SettingsError(problems)
-        return cls(**values)
+        return cls(**parsed)
 
     def port(self, service: ServiceName) -> int:
         """The gRPC port of one Goti service."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from redis.crc import REDIS_CLUSTER_HASH_SLOTS, key_slot
 
-from goti.settings import MAX_REDIS_SHARDS
+from goti.setting_values import MAX_REDIS_SHARDS
 from goti.tables import keys, seating
 from goti.tables.keys import KeySpace, spread_tags
 

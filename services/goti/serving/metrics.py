@@ -11,7 +11,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from goti.settings import unbracketed
+from goti.setting_values import unbracketed
 
 LATENCY_BUCKETS: Final = (
     0.00025,

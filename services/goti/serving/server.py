@@ -18,7 +18,8 @@ from goti.serving.interceptors import CallMetrics, MethodWrappingInterceptor
 from goti.serving.metrics import RpcMetrics, new_registry, start_metrics_endpoint
 from goti.serving.options import server_options
 from goti.serving.stopping import CallsInFlight, Drain, RunningServer
-from goti.settings import Settings, unbracketed
+from goti.setting_values import unbracketed
+from goti.settings import Settings
 
 Bind: TypeAlias = Callable[[grpc.aio.Server], Sequence[str] | Awaitable[Sequence[str]]]
 """Adds a service's servicers to the server; returns the full names of the services added."""

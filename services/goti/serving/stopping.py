@@ -22,7 +22,7 @@ from goti.serving.interceptors import (
     service_of,
 )
 from goti.serving.metrics import close_metrics_endpoint
-from goti.settings import unbracketed
+from goti.setting_values import unbracketed
 
 # One logger for the whole harness, whichever module writes: operators filter on one name.
 log = logging.getLogger("goti.serving")

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from goti.api.v1 import errors_pb2, players_pb2, tables_pb2
-from goti.settings import IpNetwork, Settings
+from goti.setting_values import IpNetwork
+from goti.settings import Settings
 from goti.tables import keys
 from goti.tables.player_store import PlayerStore
 from goti.tables.rated_games import VARIANT_NAMES, StoredRating, rating_field, rating_message
