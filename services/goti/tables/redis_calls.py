@@ -23,6 +23,9 @@ _CLUSTER_IN_FLUX = (
     redis_errors.AskError,
 )
 _CLUSTER_OUT_OF_REACH = ("Redis Cluster cannot be connected", "startup_nodes could not agree")
+_REFUSED_WHILE_UNAVAILABLE = (redis_errors.OutOfMemoryError, redis_errors.ReadOnlyError)
+"""Error replies redis-py raises as classes of their own, their code (OOM, READONLY) cut from
+the message."""
 
 
 class StoreUnavailableError(Exception):
@@ -51,7 +54,7 @@ def reachable() -> Iterator[None]:
         # short of the replicas it must write to (min-replicas-to-write) answers with an error
         # reply; it is still the store being unavailable.
         unavailable = ("LOADING", "READONLY", "MASTERDOWN", "OOM", "MISCONF", "NOREPLICAS")
-        if str(error).startswith(unavailable):
+        if isinstance(error, _REFUSED_WHILE_UNAVAILABLE) or str(error).startswith(unavailable):
             raise StoreUnavailableError(f"Redis refused: {error}") from error
         raise
 
