@@ -101,6 +101,7 @@ bench: $(DEV_INSTALLED)
 	$(BIN)/python bench/matchmaking.py
 	$(BIN)/python bench/move_path_floor.py
 	$(BIN)/python bench/redis_wait.py
+	$(BIN)/python bench/cluster.py
 	$(BIN)/pytest -m slow
 
 clean:

@@ -94,6 +94,14 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[index]
 
 
+def whole_numbers(text: str) -> list[int]:
+    """A command line's comma-separated counts (``10,100,1000``)."""
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ValueError(f"whole numbers separated by commas, not {text!r}") from None
+
+
 def milliseconds(seconds: float) -> float:
     """Seconds as milliseconds, to the microsecond."""
     return round(seconds * 1000, 3)

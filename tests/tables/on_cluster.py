@@ -26,7 +26,7 @@ def cluster_url(cluster: LocalCluster) -> str:
     6.2), which has no sharded pub/sub."""
     if redis_server_version(cluster.binary) < SHARDED_PUBSUB_SINCE:
         pytest.skip(f"Goti on a Redis Cluster needs Redis 7 or newer, not {cluster.binary}'s")
-    return "redis+cluster://" + ",".join(node.name for node in cluster.running_nodes)
+    return cluster.goti_url
 
 
 @pytest.fixture
