@@ -16,6 +16,7 @@ from goti.tables.options import TablesOptions
 from goti.tables.packing import DEFLATED
 from goti.tables.store import (
     Change,
+    CodeTakenError,
     LobbyUpdate,
     RequestReusedError,
     StaleSeqError,
@@ -57,7 +58,7 @@ async def test_create_then_load(redis: Redis) -> None:
     assert await store.table_for_code("ABCD") == "t1"
     with pytest.raises(TableExistsError):
         await _new_table(store, "t1", "WXYZ")
-    with pytest.raises(TableExistsError):
+    with pytest.raises(CodeTakenError):
         await _new_table(store, "t2", "ABCD")
     assert not await redis.exists(keys.table_state("t2"))
     with pytest.raises(TableNotFoundError):

@@ -23,7 +23,13 @@ from goti.tables.peers import PeerUnavailableError, Referee
 from goti.tables.players import Players
 from goti.tables.recent import RecentTables
 from goti.tables.refusals import CallRefusedError
-from goti.tables.store import LobbyUpdate, StaleSeqError, TableExistsError, TableStore
+from goti.tables.store import (
+    CodeTakenError,
+    LobbyUpdate,
+    StaleSeqError,
+    TableExistsError,
+    TableStore,
+)
 
 log = logging.getLogger(__name__)
 
@@ -164,8 +170,13 @@ class TableOpener:
                     lobby_message=b"" if listing is None else events.lobby_opened(listing),
                     timer_due_ms=timer_due,
                 )
-            except TableExistsError:
+            except CodeTakenError:
                 continue
+            except TableExistsError:
+                # The id was drawn for this call alone, so what took it is this very script:
+                # redis-py sent it again after its first answer was lost, and the table
+                # stands as this call wrote it.
+                pass
             loaded = LoadedTable(table_id, 0, record, state, to_move)
             self._recent.remember(table_id, loaded)
             if timer_due is not None and seating.computer_color(record) is not None:

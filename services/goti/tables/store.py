@@ -82,7 +82,11 @@ class RequestReusedError(Exception):
 
 
 class TableExistsError(Exception):
-    """The table id or its join code is already taken."""
+    """The table id is already taken."""
+
+
+class CodeTakenError(Exception):
+    """The join code is already another table's."""
 
 
 class TimerUpdate(enum.Enum):
@@ -245,8 +249,9 @@ class TableStore:
     ) -> None:
         """Create a table at seq 0 with an empty log, kept ``expire_seconds`` unless changed.
 
-        Raises :class:`TableExistsError` if the id or the code is taken, and ValueError for a
-        code of another shard (see :meth:`~goti.tables.keys.KeySpace.code_fits`).
+        Raises :class:`TableExistsError` if the id is taken, :class:`CodeTakenError` if the
+        code is, and ValueError for a code of another shard (see
+        :meth:`~goti.tables.keys.KeySpace.code_fits`).
         """
         table = self._table_keys(table_id, code)
         with reachable():
@@ -272,8 +277,10 @@ class TableStore:
                     *flatten(deflated(fields)),
                 ],
             )
+        if outcome == b"exists":
+            raise TableExistsError(f"table {table_id} exists")
         if outcome != b"ok":
-            raise TableExistsError(f"table {table_id} or code {code}: {outcome.decode()}")
+            raise CodeTakenError(f"code {code} is taken")
 
     def _table_keys(self, table_id: str, code: str = "") -> keys.TableKeys:
         """A table's keys, checking that its code (if any) shares its shard."""
