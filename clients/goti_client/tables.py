@@ -17,13 +17,20 @@ class Opponent(enum.Enum):
     COMPUTER_EASY = "computer_easy"
     COMPUTER_NORMAL = "computer_normal"
     COMPUTER_HARD = "computer_hard"
+    COMPUTER_MASTER = "computer_master"
+    """The computer at its strongest."""
     PASS_AND_PLAY = "pass_and_play"
     """The creator holds both seats and moves for both sides on one device."""
 
     @property
     def is_computer(self) -> bool:
         """Whether the second player is the computer."""
-        return self in (Opponent.COMPUTER_EASY, Opponent.COMPUTER_NORMAL, Opponent.COMPUTER_HARD)
+        return self in (
+            Opponent.COMPUTER_EASY,
+            Opponent.COMPUTER_NORMAL,
+            Opponent.COMPUTER_HARD,
+            Opponent.COMPUTER_MASTER,
+        )
 
 
 class StartingPlayer(enum.Enum):
@@ -43,6 +50,8 @@ class Level(enum.Enum):
     EASY = "easy"
     NORMAL = "normal"
     HARD = "hard"
+    MASTER = "master"
+    """Hard's search with more time to think: the strongest."""
 
 
 class TableStatus(enum.Enum):

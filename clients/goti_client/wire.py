@@ -61,6 +61,7 @@ _OPPONENTS: Final[dict[Opponent, tables_pb2.Opponent.ValueType]] = {
     Opponent.COMPUTER_NORMAL: tables_pb2.OPPONENT_COMPUTER_NORMAL,
     Opponent.COMPUTER_HARD: tables_pb2.OPPONENT_COMPUTER_HARD,
     Opponent.PASS_AND_PLAY: tables_pb2.OPPONENT_PASS_AND_PLAY,
+    Opponent.COMPUTER_MASTER: tables_pb2.OPPONENT_COMPUTER_MASTER,
 }
 _OPPONENT_OF_VALUE: Final = {value: opponent for opponent, value in _OPPONENTS.items()}
 _STARTING_PLAYERS: Final[dict[StartingPlayer, tables_pb2.StartingPlayer.ValueType]] = {
@@ -72,6 +73,7 @@ _LEVEL_OF_VALUE: Final[dict[int, Level]] = {
     ai_pb2.LEVEL_EASY: Level.EASY,
     ai_pb2.LEVEL_NORMAL: Level.NORMAL,
     ai_pb2.LEVEL_HARD: Level.HARD,
+    ai_pb2.LEVEL_MASTER: Level.MASTER,
 }
 _STATUS_OF_VALUE: Final[dict[int, TableStatus]] = {
     tables_pb2.TABLE_STATUS_WAITING: TableStatus.WAITING,

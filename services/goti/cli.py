@@ -276,7 +276,7 @@ def _add_engine(commands: argparse._SubParsersAction[_Parser]) -> None:
         "engine",
         help="answer positions on stdin with moves, one line each (the engine line protocol)",
         description="Reads lines '<english|russian> <FEN>[ movetime=<ms>][ level=<easy|normal|"
-        "hard|quick>]' and answers each with the chosen move, every landing square written; "
+        "hard|master|quick>]' and answers each with the chosen move, every landing square written; "
         "'quit' ends it. Only the position is known: no game history, so no repetitions.",
     )
     engine_parser.set_defaults(run=_run_engine)

@@ -25,6 +25,17 @@ from goti.rules.game import Game
 from goti.rules.position import Position
 from goti.settings import Settings
 
+LEVELS = [
+    ai_pb2.LEVEL_EASY,
+    ai_pb2.LEVEL_NORMAL,
+    ai_pb2.LEVEL_HARD,
+    ai_pb2.LEVEL_MASTER,
+    ai_pb2.LEVEL_QUICK,
+]
+MASTER_WALL_SECONDS = 10.0
+"""A Master move thinks about 1 s of CPU, which a busy machine may spread over several seconds
+of wall-clock time; the search that waited for the call's deadline instead (0.6 of its 30 s)
+would still take longer than this."""
 WORKERS = 2
 WAIT_SECONDS = 30.0
 """Generous: the machine running the tests may be busy."""
@@ -87,9 +98,7 @@ def _state(game: Game) -> game_pb2.GameState:
     return convert.game_state_to_proto(game.state())
 
 
-@pytest.mark.parametrize(
-    "level", [ai_pb2.LEVEL_EASY, ai_pb2.LEVEL_NORMAL, ai_pb2.LEVEL_HARD, ai_pb2.LEVEL_QUICK]
-)
+@pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("variant", ["english", "russian"])
 async def test_every_level_answers_with_a_legal_move(
     ai: ai_pb2_grpc.AiServiceAsyncStub, level: ai_pb2.Level.ValueType, variant: str
@@ -105,9 +114,7 @@ async def test_every_level_answers_with_a_legal_move(
     assert reply.principal_variation[0] == reply.move.notation
 
 
-@pytest.mark.parametrize(
-    "level", [ai_pb2.LEVEL_EASY, ai_pb2.LEVEL_NORMAL, ai_pb2.LEVEL_HARD, ai_pb2.LEVEL_QUICK]
-)
+@pytest.mark.parametrize("level", LEVELS)
 async def test_a_forced_result_comes_with_its_length_and_a_lost_game_says_so(
     ai: ai_pb2_grpc.AiServiceAsyncStub, level: ai_pb2.Level.ValueType
 ) -> None:
@@ -131,6 +138,28 @@ async def test_a_forced_result_comes_with_its_length_and_a_lost_game_says_so(
         ai_pb2.ChooseMoveRequest(state=_state(Game()), level=level, seed=1), timeout=30
     )
     assert not start.proven_loss and start.forced_in_plies == 0
+
+
+@pytest.mark.parametrize("variant", ["english", "russian"])
+async def test_master_thinks_about_a_second_and_answers_within_its_budget(
+    ai: ai_pb2_grpc.AiServiceAsyncStub, variant: str
+) -> None:
+    game = Game(variant)
+    game.push(game.legal_moves[0])
+    game.push(game.legal_moves[-1])
+    started = time.monotonic()
+    reply = await ai.ChooseMove(
+        ai_pb2.ChooseMoveRequest(state=_state(game), level=ai_pb2.LEVEL_MASTER), timeout=30
+    )
+    waited = time.monotonic() - started
+    move = convert.move_from_proto(reply.move)
+    assert move in game.position.legal_moves
+    assert reply.move.notation == game.notation(move)
+    # Its own budget, about 1 s of CPU: far more than Hard's 0.15 s, and no more than the
+    # level allows (the search stops within a few hundred nodes of it).
+    assert 500 <= reply.cpu_time_ms <= 1_500
+    assert waited < MASTER_WALL_SECONDS and reply.wall_time_ms < MASTER_WALL_SECONDS * 1000
+    assert reply.depth > 0 and reply.principal_variation[0] == reply.move.notation
 
 
 async def test_the_callers_deadline_caps_the_thinking(ai: ai_pb2_grpc.AiServiceAsyncStub) -> None:
@@ -206,6 +235,15 @@ async def test_refusals(ai: ai_pb2_grpc.AiServiceAsyncStub, channel: grpc.aio.Ch
     fresh = _state(Game())
     no_level = await _refusal(ai.ChooseMove(ai_pb2.ChooseMoveRequest(state=fresh), timeout=10))
     assert (no_level.code, no_level.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST")
+    unknown_level = await _refusal(
+        ai.ChooseMove(
+            ai_pb2.ChooseMoveRequest(state=fresh, level=max(LEVELS) + 1),  # type: ignore[arg-type]
+            timeout=10,
+        )
+    )
+    assert unknown_level.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert unknown_level.metadata["field"] == "level"
+    assert "LEVEL_MASTER" in unknown_level.message
     no_state = await _refusal(
         ai.ChooseMove(ai_pb2.ChooseMoveRequest(level=ai_pb2.LEVEL_EASY), timeout=10)
     )

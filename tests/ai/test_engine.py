@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -68,6 +69,7 @@ def test_a_request_parses_into_position_level_and_time() -> None:
     assert request.level is Level.EASY
     assert request.movetime_ms == 250
     assert parse_request("checkers B:W21-32:B1-12").level is Level.HARD
+    assert parse_request("english B:W21-32:B1-12 level=Master").level is Level.MASTER
     with pytest.raises(ValueError):
         parse_request("english B:W21-32:B1-12 level=hard extra")
 
@@ -77,23 +79,31 @@ def test_answer_never_raises() -> None:
         assert answer(line).startswith("error: ")
 
 
-def test_the_engine_over_real_pipes() -> None:
+REPOSITORY = Path(__file__).resolve().parents[2]
+BASELINE = "bench.engines.baseline_2026_12"
+"""The frozen copy of Goti's engine that ``bench/match.py`` measures a new Hard against."""
+
+
+@pytest.mark.parametrize("module", ["goti.ai.engine", BASELINE])
+def test_the_engine_over_real_pipes(module: str) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "goti.ai.engine"],
+        [sys.executable, "-m", module],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         bufsize=1,
+        cwd=REPOSITORY,
     )
     assert process.stdin is not None and process.stdout is not None
     try:
-        position = Position.initial("english")
-        for _ in range(4):
-            process.stdin.write(f"english {position.fen()} movetime=20\n")
-            process.stdin.flush()
-            reply = process.stdout.readline().strip()
-            position = position.push(position.parse_move(reply))
+        for variant in ("english", "russian"):
+            position = Position.initial(variant)
+            for _ in range(4):
+                process.stdin.write(f"{variant} {position.fen()} movetime=20\n")
+                process.stdin.flush()
+                reply = process.stdout.readline().strip()
+                position = position.push(position.parse_move(reply))
         process.stdin.write("english B:W21-32:B1-12 level=nonsense\n")
         process.stdin.flush()
         assert process.stdout.readline().startswith("error: ")
@@ -104,6 +114,23 @@ def test_the_engine_over_real_pipes() -> None:
         if process.poll() is None:
             process.kill()
         process.communicate()
+
+
+def test_the_baseline_stands_apart_from_goti() -> None:
+    """Changes to Goti's search or rules must not reach the baseline: it loads no goti module."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys, {BASELINE}.engine; "
+            "print(sorted(name for name in sys.modules if name.split('.')[0] == 'goti'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPOSITORY,
+    )
+    assert loaded.stdout.strip() == "[]"
 
 
 def test_main_serves_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:

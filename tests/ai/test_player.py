@@ -185,9 +185,12 @@ def _level_game(plies: int) -> GameState:
     return game.state()
 
 
-def test_hard_accepts_a_draw_in_a_level_quiet_position_late_in_the_game() -> None:
+@pytest.mark.parametrize("level", [Level.HARD, Level.MASTER])
+def test_hard_and_master_accept_a_draw_in_a_level_quiet_position_late_in_the_game(
+    level: Level,
+) -> None:
     state = _level_game(40)
-    assert decide_draw(state, Level.HARD).accept
+    assert decide_draw(state, level).accept
     assert not decide_draw(state, Level.NORMAL).accept
 
 

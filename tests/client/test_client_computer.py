@@ -7,6 +7,7 @@ import asyncio
 import random
 from collections.abc import AsyncIterator
 
+import pytest
 import pytest_asyncio
 from in_process_backend import computer_player
 
@@ -54,13 +55,18 @@ async def next_move(watch: TableWatch, seen: list[TableUpdate]) -> MovePlayed:
     return await asyncio.wait_for(wait(), WAIT_SECONDS)
 
 
-async def test_the_computer_answers_takes_back_and_grants_a_rematch(clients: Clients) -> None:
+@pytest.mark.parametrize(
+    ("opponent", "level"),
+    [(Opponent.COMPUTER_EASY, Level.EASY), (Opponent.COMPUTER_MASTER, Level.MASTER)],
+)
+async def test_the_computer_answers_takes_back_and_grants_a_rematch(
+    clients: Clients, opponent: Opponent, level: Level
+) -> None:
     player: GotiClient = await clients.open(display_name="Ana")
-    table = await player.create_table(
-        opponent=Opponent.COMPUTER_EASY, starting_player=StartingPlayer.PLAYER_1
-    )
+    table = await player.create_table(opponent=opponent, starting_player=StartingPlayer.PLAYER_1)
+    assert table.opponent is opponent and opponent.is_computer
     assert table.status is TableStatus.PLAYING and table.role is Role.BLACK
-    assert table.white.is_computer and table.white.computer_level is Level.EASY
+    assert table.white.is_computer and table.white.computer_level is level
     watch = player.watch(table.table_id)
     seen: list[TableUpdate] = []
     rng = random.Random(3)

@@ -118,6 +118,34 @@ async def test_the_computer_moves_first_when_it_starts(channel: grpc.aio.Channel
     await _computer_opened(channel, ann, created.table.table_id, game_pb2.COLOR_WHITE)
 
 
+@pytest.mark.parametrize("variant", [game_pb2.VARIANT_ENGLISH, game_pb2.VARIANT_RUSSIAN])
+async def test_master_answers_on_the_watch_and_the_player_moves_on(
+    channel: grpc.aio.Channel, variant: game_pb2.Variant.ValueType
+) -> None:
+    ann = await new_guest(channel, "Ann")
+    created = await ann.create(
+        variant=variant,
+        opponent=tables_pb2.OPPONENT_COMPUTER_MASTER,
+        starting_player=tables_pb2.STARTING_PLAYER_PLAYER_1,
+    )
+    table = created.table
+    computer = table.black if created.your_role == tables_pb2.ROLE_WHITE else table.white
+    assert computer.computer and computer.computer_level == ai_pb2.LEVEL_MASTER
+    assert computer.player.display_name == "Computer (Master)"
+    async with watching(channel, table.table_id) as watch:
+        played = await ann.play(table.table_id, first_legal(table.game.turn), 0)
+        seq = played.events[-1].seq
+        await watch.until_seq(seq + 1, timeout=60)
+    answer = next(event for event in watch.events if event.seq == seq + 1).move_played
+    assert answer.source == tables_pb2.MOVE_SOURCE_COMPUTER
+    assert answer.record.side == computer.color
+    assert answer.next.side != answer.record.side and answer.next.legal_moves
+    again = await ann.play(table.table_id, first_legal(answer.next), seq + 1)
+    assert kinds(again.events)[0] == "move_played"
+    assert again.events[0].seq == seq + 2
+    assert len((await ann.get(table.table_id)).table.game.moves) == 3
+
+
 async def test_taking_back_a_move_and_the_computers_reply(channel: grpc.aio.Channel) -> None:
     ann = await new_guest(channel, "Ann")
     table = (

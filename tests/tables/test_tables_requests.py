@@ -58,6 +58,7 @@ async def test_malformed_moves_name_their_field(
         ({"variant": 9}, "variant"),
         ({"starting_player": 5}, "starting_player"),
         ({"opponent": 42}, "opponent"),
+        ({"opponent": 7}, "opponent"),  # the first value past OPPONENT_COMPUTER_MASTER
         ({"visibility": 3}, "visibility"),
         ({"turn_timer_seconds": 86_401}, "turn_timer_seconds"),
         ({"request_id": "x" * 65}, "request_id"),

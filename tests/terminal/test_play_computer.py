@@ -8,10 +8,11 @@ import pytest
 from textual.pilot import Pilot
 
 from goti.rules import Color, Move, Position, Termination
-from goti_client.tables import Opponent, Role, TableStatus
+from goti_client.tables import Level, Opponent, Role, TableStatus
 from goti_client.terminal.app import GotiApp
 from goti_client.terminal.game_screen import GameScreen
 from goti_client.terminal.player_files import PlayerFiles
+from goti_client.terminal.start_screen import LEVEL_OPPONENTS
 
 from .pilot_moves import (
     SCREEN_SIZE,
@@ -113,13 +114,19 @@ async def test_a_whole_game_against_the_computer_by_key_presses(
         assert outcome.termination is not Termination.RESIGNATION
 
 
+@pytest.mark.parametrize("level", [Level.EASY, Level.MASTER])
 async def test_ctrl_z_takes_back_the_move_and_the_computers_reply(
-    backend: Backend, player_files: PlayerFiles
+    backend: Backend, player_files: PlayerFiles, level: Level
 ) -> None:
     app = GotiApp(server=backend.target, files=player_files)
     async with app.run_test(size=SCREEN_SIZE) as pilot:
         await connected(pilot)
+        await pilot.click(f"#level-{level.value}")
         screen = await open_game(pilot, "#play-computer")
+        assert screen.state.table.opponent is LEVEL_OPPONENTS[level]
+        computer = screen.state.table.white
+        assert computer.is_computer and computer.computer_level is level
+        await shows(pilot, f"Computer · {level.value.title()}")
         await key_notation(pilot, screen, "11-15")
         await wait_until(pilot, lambda: len(screen.state.game.moves) == 2, "the reply")
         await my_turn(pilot, screen)

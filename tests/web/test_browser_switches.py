@@ -19,7 +19,7 @@ async def test_after_a_join_from_the_lobby_each_page_sees_the_others_moves(
     assert len(report["moves"]) == 4
 
 
-async def test_after_a_rematch_against_the_computer_its_replies_arrive_live(
+async def test_at_master_and_after_a_rematch_the_computers_replies_arrive_live(
     web_backend: WebBackend,
 ) -> None:
     report = await run_scenario(web_backend, "computer_rematch")

@@ -20,7 +20,13 @@ import { SeekPanel } from "./seekPanel.js";
 import { keepTable, keptTable } from "./storage.js";
 import { fill, ratingText, type Words } from "./words.js";
 
-const LEVELS = [Opponent.COMPUTER_EASY, Opponent.COMPUTER_NORMAL, Opponent.COMPUTER_HARD] as const;
+/** The computer's levels in the order of the Level buttons (and of `words.levels`). */
+const LEVELS = [
+  Opponent.COMPUTER_EASY,
+  Opponent.COMPUTER_NORMAL,
+  Opponent.COMPUTER_HARD,
+  Opponent.COMPUTER_MASTER,
+] as const;
 const FIRST_MOVERS = [
   StartingPlayer.PLAYER_1,
   StartingPlayer.PLAYER_2,

@@ -6,6 +6,7 @@
 
 import { type BoardMarks, NO_MARKS } from "./boardView.js";
 import { h } from "./dom.js";
+import { Level } from "./gen/goti/api/v1/ai_pb.js";
 import { Color, GameWarning, type GameView, Variant } from "./gen/goti/api/v1/game_pb.js";
 import type { Streaks } from "./gen/goti/api/v1/players_pb.js";
 import { Opponent, Role, type Seat, type Table, TableStatus } from "./gen/goti/api/v1/tables_pb.js";
@@ -23,8 +24,17 @@ export function isComputer(opponent: Opponent): boolean {
   return (
     opponent === Opponent.COMPUTER_EASY ||
     opponent === Opponent.COMPUTER_NORMAL ||
-    opponent === Opponent.COMPUTER_HARD
+    opponent === Opponent.COMPUTER_HARD ||
+    opponent === Opponent.COMPUTER_MASTER
   );
+}
+
+/** The computer's levels in the order of `words.levels` (the API's numbers leave a gap:
+ * LEVEL_QUICK, which only the turn timer plays, comes before LEVEL_MASTER). */
+const NAMED_LEVELS: readonly Level[] = [Level.EASY, Level.NORMAL, Level.HARD, Level.MASTER];
+
+function levelName(words: Words, level: Level): string {
+  return words.levels[NAMED_LEVELS.indexOf(level)] ?? "";
 }
 
 /** What the table view's buttons (and their keys) do. */
@@ -58,7 +68,7 @@ export function statusName(table: Table): "waiting" | "finished" | "playing" {
 export function seatLine(words: Words, state: TableState, seat: Seat | undefined, id: string): HTMLElement {
   if (seat === undefined) return h("p", { id });
   let name: string;
-  if (seat.computer) name = fill(words.computerSeat, { level: words.levels[seat.computerLevel - 1] ?? "" });
+  if (seat.computer) name = fill(words.computerSeat, { level: levelName(words, seat.computerLevel) });
   else if (seat.player === undefined) name = words.openSeat;
   else name = seat.player.displayName;
   const mine = holds(state.role, seat.color) && state.role !== Role.BOTH;

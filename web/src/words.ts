@@ -46,7 +46,7 @@ export interface Words {
   readonly russian: string;
   readonly playComputer: string;
   readonly level: string;
-  readonly levels: readonly [string, string, string];
+  readonly levels: readonly [string, string, string, string];
   readonly whoFirst: string;
   readonly firstMe: string;
   readonly firstComputer: string;
@@ -177,7 +177,7 @@ const ENGLISH: Words = {
   russian: "Russian draughts",
   playComputer: "Play the computer",
   level: "Level",
-  levels: ["Easy", "Normal", "Hard"],
+  levels: ["Easy", "Normal", "Hard", "Master"],
   whoFirst: "Who moves first",
   firstMe: "You",
   firstComputer: "The computer",
@@ -344,7 +344,7 @@ const NEPALI: Words = {
   russian: "रुसी चेकर्स",
   playComputer: "कम्प्युटरसँग खेल्नुहोस्",
   level: "तह",
-  levels: ["सजिलो", "सामान्य", "कठिन"],
+  levels: ["सजिलो", "सामान्य", "कठिन", "उस्ताद"],
   whoFirst: "पहिलो चाल कसको",
   firstMe: "तपाईं",
   firstComputer: "कम्प्युटर",

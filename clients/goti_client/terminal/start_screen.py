@@ -32,6 +32,7 @@ LEVEL_OPPONENTS: Final = {
     Level.EASY: Opponent.COMPUTER_EASY,
     Level.NORMAL: Opponent.COMPUTER_NORMAL,
     Level.HARD: Opponent.COMPUTER_HARD,
+    Level.MASTER: Opponent.COMPUTER_MASTER,
 }
 FIRST_MOVERS: Final = (StartingPlayer.PLAYER_1, StartingPlayer.PLAYER_2, StartingPlayer.RANDOM)
 """In the order of the "who moves first" buttons: the player, the computer, either."""

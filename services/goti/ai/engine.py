@@ -2,7 +2,7 @@
 
 One request per line on standard input, one answer per line on standard output::
 
-    <variant> <FEN>[ movetime=<ms>][ level=<easy|normal|hard|quick>]
+    <variant> <FEN>[ movetime=<ms>][ level=<easy|normal|hard|master|quick>]
 
 ``variant`` is ``english`` or ``russian`` (the aliases of :func:`goti.rules.find_variant`
 work too) and the FEN is PDN FEN with numeric or algebraic squares.  The answer is the move

@@ -8,6 +8,9 @@
   error that only picks among moves of nearly equal worth: it rarely gives a piece away.
 - **Hard** thinks about 0.15 s of CPU time a move with the full search and no randomness.
 - **Quick** is for the turn timer: a sensible move (the full search) within about 20 ms.
+- **Master** is Hard's search with about 1 s of CPU time a move, no randomness.  It is the
+  level meant to play from an opening book and endgame databases once Goti has them; until
+  then its strength is the time alone.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ class Level(enum.Enum):
     """About 0.15 s of CPU a move, ten plies or more."""
     QUICK = "quick"
     """A sensible move within about 20 ms, for a player whose time ran out."""
+    MASTER = "master"
+    """Hard's search with about 1 s of CPU a move: the strongest level."""
 
     @classmethod
     def parse(cls, text: str) -> Level:
@@ -58,5 +63,6 @@ SETTINGS: dict[Level, LevelSettings] = {
     Level.NORMAL: LevelSettings(depth=4, cpu_seconds=0.5, noise=6, accepts_level_draws=False),
     Level.HARD: LevelSettings(depth=None, cpu_seconds=0.15, noise=0, accepts_level_draws=True),
     Level.QUICK: LevelSettings(depth=None, cpu_seconds=0.012, noise=0, accepts_level_draws=False),
+    Level.MASTER: LevelSettings(depth=None, cpu_seconds=1.0, noise=0, accepts_level_draws=True),
 }
 """Each level's settings."""

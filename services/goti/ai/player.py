@@ -91,8 +91,8 @@ def choose_move(
 ) -> SearchResult:
     """The move the computer plays at ``level`` for the side to move in ``state``.
 
-    ``time_budget`` (CPU seconds) replaces the level's own budget: the target for Hard and
-    Quick, a safety cap for Easy and Normal.  ``wall_deadline`` (a ``time.monotonic()``
+    ``time_budget`` (CPU seconds) replaces the level's own budget: the target for Hard,
+    Master and Quick, a safety cap for Easy and Normal.  ``wall_deadline`` (a ``time.monotonic()``
     instant) stops the search however little CPU it had, for a caller that must answer by
     then.  The move is always legal and always comes back: a search that runs out of time
     plays the best move found so far.  ``seed`` makes the random choices of Easy and Normal
@@ -172,9 +172,10 @@ def _pick_with_noise(
 def decide_draw(state: GameState, level: Level | str) -> DrawDecision:
     """Whether the side to move, played by the computer at ``level``, accepts a draw offer.
 
-    Every level accepts when it judges itself losing.  Hard also accepts in a level, quiet
-    position: no capture pending for either side, the score near equality, material even,
-    and the game past its opening.  No level accepts while it judges itself ahead.
+    Every level accepts when it judges itself losing.  Hard and Master also accept in a
+    level, quiet position: no capture pending for either side, the score near equality,
+    material even, and the game past its opening.  No level accepts while it judges itself
+    ahead.
     """
     chosen_level = _level(level)
     settings = SETTINGS[chosen_level]

@@ -37,6 +37,7 @@ _LEVELS: Final[dict[int, Level]] = {
     ai_pb2.LEVEL_NORMAL: Level.NORMAL,
     ai_pb2.LEVEL_HARD: Level.HARD,
     ai_pb2.LEVEL_QUICK: Level.QUICK,
+    ai_pb2.LEVEL_MASTER: Level.MASTER,
 }
 MAX_TIME_BUDGET_MS: Final = 10_000
 DEADLINE_SHARE: Final = 0.6
@@ -118,8 +119,8 @@ async def _level(value: int, context: Context) -> Level:
             context,
             ErrorStatus.of(
                 errors_pb2.ERROR_REASON_INVALID_REQUEST,
-                f"level {value} is not a level: use LEVEL_EASY, LEVEL_NORMAL, LEVEL_HARD or "
-                "LEVEL_QUICK",
+                f"level {value} is not a level: use LEVEL_EASY, LEVEL_NORMAL, LEVEL_HARD, "
+                "LEVEL_MASTER or LEVEL_QUICK",
                 field="level",
             ),
         )

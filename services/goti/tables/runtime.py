@@ -255,6 +255,7 @@ class TablesRuntime:
                 ai_pb2.LEVEL_EASY: options.ai_deadline_seconds,
                 ai_pb2.LEVEL_NORMAL: options.ai_deadline_seconds,
                 ai_pb2.LEVEL_HARD: options.ai_deadline_seconds,
+                ai_pb2.LEVEL_MASTER: options.ai_deadline_seconds,
                 ai_pb2.LEVEL_QUICK: options.quick_move_deadline_seconds,
             },
         )

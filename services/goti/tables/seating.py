@@ -44,11 +44,13 @@ COMPUTER_LEVELS: Final[dict[int, ai_pb2.Level.ValueType]] = {
     tables_pb2.OPPONENT_COMPUTER_EASY: ai_pb2.LEVEL_EASY,
     tables_pb2.OPPONENT_COMPUTER_NORMAL: ai_pb2.LEVEL_NORMAL,
     tables_pb2.OPPONENT_COMPUTER_HARD: ai_pb2.LEVEL_HARD,
+    tables_pb2.OPPONENT_COMPUTER_MASTER: ai_pb2.LEVEL_MASTER,
 }
 _LEVEL_NAMES: Final[dict[int, str]] = {
     ai_pb2.LEVEL_EASY: "Easy",
     ai_pb2.LEVEL_NORMAL: "Normal",
     ai_pb2.LEVEL_HARD: "Hard",
+    ai_pb2.LEVEL_MASTER: "Master",
 }
 _ROLE_OF_COLOR: Final[dict[int, tables_pb2.Role.ValueType]] = {
     WHITE: tables_pb2.ROLE_WHITE,

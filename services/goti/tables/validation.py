@@ -127,7 +127,7 @@ def starting_player(value: int) -> tables_pb2.StartingPlayer.ValueType:
 
 def opponent(value: int) -> tables_pb2.Opponent.ValueType:
     """Who the second player is; not set means a person."""
-    _enum(value, "opponent", range(6))
+    _enum(value, "opponent", range(7))
     if value == tables_pb2.OPPONENT_UNSPECIFIED:
         return tables_pb2.OPPONENT_HUMAN
     return value  # type: ignore[return-value]

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from goti.api.v1 import game_pb2 as goti_dot_api_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14goti/api/v1/ai.proto\x12\x0bgoti.api.v1\x1a\x16goti/api/v1/game.proto\"\x91\x01\n\x11\x43hooseMoveRequest\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\x12!\n\x05level\x18\x02 \x01(\x0e\x32\x12.goti.api.v1.Level\x12\x16\n\x0etime_budget_ms\x18\x03 \x01(\r\x12\x11\n\x04seed\x18\x04 \x01(\x04H\x00\x88\x01\x01\x42\x07\n\x05_seed\"\xd8\x01\n\x12\x43hooseMoveResponse\x12\x1f\n\x04move\x18\x01 \x01(\x0b\x32\x11.goti.api.v1.Move\x12\r\n\x05score\x18\x02 \x01(\x05\x12\x17\n\x0f\x66orced_in_plies\x18\x03 \x01(\r\x12\r\n\x05\x64\x65pth\x18\x04 \x01(\r\x12\r\n\x05nodes\x18\x05 \x01(\x04\x12\x13\n\x0b\x63pu_time_ms\x18\x06 \x01(\r\x12\x14\n\x0cwall_time_ms\x18\x07 \x01(\r\x12\x1b\n\x13principal_variation\x18\x08 \x03(\t\x12\x13\n\x0bproven_loss\x18\t \x01(\x08\"]\n\x11\x44\x65\x63ideDrawRequest\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\x12!\n\x05level\x18\x02 \x01(\x0e\x32\x12.goti.api.v1.Level\"3\n\x12\x44\x65\x63ideDrawResponse\x12\x0e\n\x06\x61\x63\x63\x65pt\x18\x01 \x01(\x08\x12\r\n\x05score\x18\x02 \x01(\x05*a\n\x05Level\x12\x15\n\x11LEVEL_UNSPECIFIED\x10\x00\x12\x0e\n\nLEVEL_EASY\x10\x01\x12\x10\n\x0cLEVEL_NORMAL\x10\x02\x12\x0e\n\nLEVEL_HARD\x10\x03\x12\x0f\n\x0bLEVEL_QUICK\x10\x04\x32\xa9\x01\n\tAiService\x12M\n\nChooseMove\x12\x1e.goti.api.v1.ChooseMoveRequest\x1a\x1f.goti.api.v1.ChooseMoveResponse\x12M\n\nDecideDraw\x12\x1e.goti.api.v1.DecideDrawRequest\x1a\x1f.goti.api.v1.DecideDrawResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14goti/api/v1/ai.proto\x12\x0bgoti.api.v1\x1a\x16goti/api/v1/game.proto\"\x91\x01\n\x11\x43hooseMoveRequest\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\x12!\n\x05level\x18\x02 \x01(\x0e\x32\x12.goti.api.v1.Level\x12\x16\n\x0etime_budget_ms\x18\x03 \x01(\r\x12\x11\n\x04seed\x18\x04 \x01(\x04H\x00\x88\x01\x01\x42\x07\n\x05_seed\"\xd8\x01\n\x12\x43hooseMoveResponse\x12\x1f\n\x04move\x18\x01 \x01(\x0b\x32\x11.goti.api.v1.Move\x12\r\n\x05score\x18\x02 \x01(\x05\x12\x17\n\x0f\x66orced_in_plies\x18\x03 \x01(\r\x12\r\n\x05\x64\x65pth\x18\x04 \x01(\r\x12\r\n\x05nodes\x18\x05 \x01(\x04\x12\x13\n\x0b\x63pu_time_ms\x18\x06 \x01(\r\x12\x14\n\x0cwall_time_ms\x18\x07 \x01(\r\x12\x1b\n\x13principal_variation\x18\x08 \x03(\t\x12\x13\n\x0bproven_loss\x18\t \x01(\x08\"]\n\x11\x44\x65\x63ideDrawRequest\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\x12!\n\x05level\x18\x02 \x01(\x0e\x32\x12.goti.api.v1.Level\"3\n\x12\x44\x65\x63ideDrawResponse\x12\x0e\n\x06\x61\x63\x63\x65pt\x18\x01 \x01(\x08\x12\r\n\x05score\x18\x02 \x01(\x05*s\n\x05Level\x12\x15\n\x11LEVEL_UNSPECIFIED\x10\x00\x12\x0e\n\nLEVEL_EASY\x10\x01\x12\x10\n\x0cLEVEL_NORMAL\x10\x02\x12\x0e\n\nLEVEL_HARD\x10\x03\x12\x0f\n\x0bLEVEL_QUICK\x10\x04\x12\x10\n\x0cLEVEL_MASTER\x10\x05\x32\xa9\x01\n\tAiService\x12M\n\nChooseMove\x12\x1e.goti.api.v1.ChooseMoveRequest\x1a\x1f.goti.api.v1.ChooseMoveResponse\x12M\n\nDecideDraw\x12\x1e.goti.api.v1.DecideDrawRequest\x1a\x1f.goti.api.v1.DecideDrawResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,7 +33,7 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'goti.api.v1.ai_pb2', _globa
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_LEVEL']._serialized_start=576
-  _globals['_LEVEL']._serialized_end=673
+  _globals['_LEVEL']._serialized_end=691
   _globals['_CHOOSEMOVEREQUEST']._serialized_start=62
   _globals['_CHOOSEMOVEREQUEST']._serialized_end=207
   _globals['_CHOOSEMOVERESPONSE']._serialized_start=210
@@ -42,6 +42,6 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DECIDEDRAWREQUEST']._serialized_end=521
   _globals['_DECIDEDRAWRESPONSE']._serialized_start=523
   _globals['_DECIDEDRAWRESPONSE']._serialized_end=574
-  _globals['_AISERVICE']._serialized_start=676
-  _globals['_AISERVICE']._serialized_end=845
+  _globals['_AISERVICE']._serialized_start=694
+  _globals['_AISERVICE']._serialized_end=863
 # @@protoc_insertion_point(module_scope)

@@ -38,6 +38,11 @@ class _LevelEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Level.ValueType
     """Thinks about 0.15 s of CPU time a move and reaches about ten plies or more."""
     LEVEL_QUICK: _Level.ValueType  # 4
     """A sensible move within about 20 ms: played for a player whose turn timer ran out."""
+    LEVEL_MASTER: _Level.ValueType  # 5
+    """The strongest: Hard's search with up to about 1 s of CPU time a move, no randomness.
+    When the AI service has an opening book and endgame databases, Master is the level that
+    plays from them.
+    """
 
 class Level(_Level, metaclass=_LevelEnumTypeWrapper):
     """How strongly the computer plays."""
@@ -54,6 +59,11 @@ LEVEL_HARD: Level.ValueType  # 3
 """Thinks about 0.15 s of CPU time a move and reaches about ten plies or more."""
 LEVEL_QUICK: Level.ValueType  # 4
 """A sensible move within about 20 ms: played for a player whose turn timer ran out."""
+LEVEL_MASTER: Level.ValueType  # 5
+"""The strongest: Hard's search with up to about 1 s of CPU time a move, no randomness.
+When the AI service has an opening book and endgame databases, Master is the level that
+plays from them.
+"""
 Global___Level: _TypeAlias = Level  # noqa: Y015
 
 @_typing.final
@@ -70,7 +80,7 @@ class ChooseMoveRequest(_message.Message):
     """How strongly to play."""
     time_budget_ms: _builtins.int
     """The most CPU time to think, in milliseconds, 1-10000; 0 for the level's own (about
-    150 for Hard, 20 for Quick). The call's deadline, when shorter, wins.
+    150 for Hard, 1000 for Master, 20 for Quick). The call's deadline, when shorter, wins.
     """
     seed: _builtins.int
     """Seeds the level's randomness (Easy's mistakes, the choice among equal moves) so a
@@ -176,8 +186,8 @@ class DecideDrawRequest(_message.Message):
     STATE_FIELD_NUMBER: _builtins.int
     LEVEL_FIELD_NUMBER: _builtins.int
     level: Global___Level.ValueType
-    """The level the computer plays at: it accepts when it judges itself losing; Hard also
-    accepts in a level, quiet position late enough in the game.
+    """The level the computer plays at: it accepts when it judges itself losing; Hard and
+    Master also accept in a level, quiet position late enough in the game.
     """
     @_builtins.property
     def state(self) -> _game_pb2.GameState:

@@ -41,6 +41,8 @@ class _OpponentEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Opponent.Val
     """The computer at Hard."""
     OPPONENT_PASS_AND_PLAY: _Opponent.ValueType  # 5
     """Pass-and-play: the creator holds both seats and moves for both sides on one device."""
+    OPPONENT_COMPUTER_MASTER: _Opponent.ValueType  # 6
+    """The computer at Master, its strongest."""
 
 class Opponent(_Opponent, metaclass=_OpponentEnumTypeWrapper):
     """Who a table's second player is."""
@@ -57,6 +59,8 @@ OPPONENT_COMPUTER_HARD: Opponent.ValueType  # 4
 """The computer at Hard."""
 OPPONENT_PASS_AND_PLAY: Opponent.ValueType  # 5
 """Pass-and-play: the creator holds both seats and moves for both sides on one device."""
+OPPONENT_COMPUTER_MASTER: Opponent.ValueType  # 6
+"""The computer at Master, its strongest."""
 Global___Opponent: _TypeAlias = Opponent  # noqa: Y015
 
 class _StartingPlayer:

@@ -1,0 +1,62 @@
+"""The computer's levels and what each one promises a player.
+
+- **Easy** looks a move or so ahead (two plies, then every capture that follows) and picks its
+  move with a wide random error on each candidate's score: it often plays well, but it makes
+  real mistakes a beginner can punish, such as leaving a man to be taken.  It never plays an
+  illegal move and never stalls: it is the cheapest level.
+- **Normal** looks four plies ahead (two moves each, then every capture) with a small random
+  error that only picks among moves of nearly equal worth: it rarely gives a piece away.
+- **Hard** thinks about 0.15 s of CPU time a move with the full search and no randomness.
+- **Quick** is for the turn timer: a sensible move (the full search) within about 20 ms.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Level(enum.Enum):
+    """How strongly the computer plays."""
+
+    EASY = "easy"
+    """A move or so ahead, with real mistakes."""
+    NORMAL = "normal"
+    """Four plies ahead; rarely gives a piece away."""
+    HARD = "hard"
+    """About 0.15 s of CPU a move, ten plies or more."""
+    QUICK = "quick"
+    """A sensible move within about 20 ms, for a player whose time ran out."""
+
+    @classmethod
+    def parse(cls, text: str) -> Level:
+        """A level from its name, any case (raises ``ValueError`` naming the choices)."""
+        try:
+            return cls(text.strip().lower())
+        except ValueError:
+            names = ", ".join(level.value for level in cls)
+            raise ValueError(f"unknown level {text!r}: expected one of {names}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class LevelSettings:
+    """How a level searches and chooses."""
+
+    depth: int | None
+    """A fixed depth, every root move scored exactly; None for iterative deepening on time."""
+    cpu_seconds: float
+    """The CPU budget of a move: the target for a timed level, a safety cap for a fixed one."""
+    noise: int
+    """The spread (standard deviation, hundredths of a man) of the error added to each root
+    move's score before choosing; 0 plays the best move found."""
+    accepts_level_draws: bool
+    """Also accepts a draw in a level, quiet position late in the game, not only when losing."""
+
+
+SETTINGS: dict[Level, LevelSettings] = {
+    Level.EASY: LevelSettings(depth=2, cpu_seconds=0.1, noise=130, accepts_level_draws=False),
+    Level.NORMAL: LevelSettings(depth=4, cpu_seconds=0.5, noise=6, accepts_level_draws=False),
+    Level.HARD: LevelSettings(depth=None, cpu_seconds=0.15, noise=0, accepts_level_draws=True),
+    Level.QUICK: LevelSettings(depth=None, cpu_seconds=0.012, noise=0, accepts_level_draws=False),
+}
+"""Each level's settings."""

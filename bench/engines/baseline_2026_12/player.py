@@ -1,0 +1,227 @@
+"""The computer player: choose a move for a level, and answer a draw offer.
+
+These two functions are what the AI service runs in its worker processes: the inputs and
+outputs are plain picklable values, and the search is single-threaded and does no I/O.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Final
+
+from .evaluation import WIN
+from .game import GameState
+from .levels import SETTINGS, Level, LevelSettings
+from .movegen import RawMove, capturers
+from .moves import Move
+from .position import Position
+from .search import WIN_BOUND, Searcher, SearchLimits
+
+LOSING: Final = 70
+"""At this many hundredths of a man behind, the computer judges itself losing."""
+LEVEL_MARGIN: Final = 15
+"""Within this of equality a position is level."""
+LEVEL_DRAW_PLY: Final = 40
+"""A level draw is taken only from this ply on (twenty moves each)."""
+_FALLBACK_SECONDS: Final = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """The move the computer chose and what the search behind it saw."""
+
+    move: Move
+    notation: str
+    """The move in the variant's standard notation, every landing square written."""
+    score: int
+    """For the side that moved, in hundredths of a man (a man is 100)."""
+    depth: int
+    """The plies searched (captures after that are always followed)."""
+    nodes: int
+    seconds: float
+    """CPU seconds spent."""
+    principal_variation: tuple[str, ...] = ()
+    """The line the search expects, starting with the move, in notation."""
+    proven_loss: bool = False
+    """The search proved that every legal move loses by force: the side to move has lost
+    against best play, and ``move`` is the one that holds out longest.  The computer resigns
+    on such a result; a move played for a person is played all the same."""
+
+    @property
+    def forced_in_plies(self) -> int:
+        """When the score is a forced win or loss, the plies until the game ends; else 0."""
+        return WIN - abs(self.score) if abs(self.score) > WIN_BOUND else 0
+
+
+@dataclass(frozen=True, slots=True)
+class DrawDecision:
+    """The answer to a draw offer: accept or not, and the score it was judged on."""
+
+    accept: bool
+    score: int
+    """For the side answering, in hundredths of a man."""
+
+
+def _level(level: Level | str) -> Level:
+    return level if isinstance(level, Level) else Level.parse(level)
+
+
+def _playable(state: GameState) -> Position:
+    if state.outcome is not None:
+        raise ValueError("the game is over: there is no move to choose")
+    position = state.position
+    if not position.raw_moves():
+        raise ValueError("the side to move has no legal move")
+    return position
+
+
+def _searcher(state: GameState) -> Searcher:
+    return Searcher(state.position, history=state.repetition, quiet_plies=state.quiet_plies)
+
+
+def choose_move(
+    state: GameState,
+    level: Level | str,
+    *,
+    time_budget: float | None = None,
+    seed: int | None = None,
+    wall_deadline: float | None = None,
+) -> SearchResult:
+    """The move the computer plays at ``level`` for the side to move in ``state``.
+
+    ``time_budget`` (CPU seconds) replaces the level's own budget: the target for Hard and
+    Quick, a safety cap for Easy and Normal.  ``wall_deadline`` (a ``time.monotonic()``
+    instant) stops the search however little CPU it had, for a caller that must answer by
+    then.  The move is always legal and always comes back: a search that runs out of time
+    plays the best move found so far.  ``seed`` makes the random choices of Easy and Normal
+    repeatable.  Raises ``ValueError`` when the game is over or the side to move has no move.
+    """
+    chosen_level = _level(level)
+    settings = SETTINGS[chosen_level]
+    position = _playable(state)
+    budget = settings.cpu_seconds if time_budget is None else max(time_budget, 0.001)
+    searcher = _searcher(state)
+    moves = list(position.legal_moves)
+    started = time.thread_time()
+    if settings.depth is None:
+        report = searcher.iterate(SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline))
+        index, score, depth = report.move_index, report.score, report.depth
+        proven_loss = report.proven_loss
+    else:
+        limits = SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline)
+        picked = _pick_with_noise(searcher, settings, limits, random.Random(seed))
+        if picked is None:
+            # Out of budget before every move was scored: fall back on the quick search.
+            report = searcher.iterate(
+                SearchLimits(cpu_seconds=_FALLBACK_SECONDS, wall_deadline=wall_deadline)
+            )
+            index, score, depth = report.move_index, report.score, report.depth
+            proven_loss = report.proven_loss
+        else:
+            index, score, proven_loss = picked
+            depth = settings.depth
+    move = moves[index]
+    line = searcher.principal_variation(position.raw_moves()[index], max(depth, 1))
+    return SearchResult(
+        move=move,
+        notation=position.notation(move),
+        score=score,
+        depth=depth,
+        nodes=searcher.nodes,
+        seconds=time.thread_time() - started,
+        principal_variation=_notation_of_line(position, line),
+        proven_loss=proven_loss,
+    )
+
+
+def _notation_of_line(position: Position, line: list[RawMove]) -> tuple[str, ...]:
+    written = []
+    for raw in line:
+        index = position.raw_moves().index(raw)
+        move = list(position.legal_moves)[index]
+        written.append(position.notation(move))
+        position = position.push(move)
+    return tuple(written)
+
+
+def _pick_with_noise(
+    searcher: Searcher, settings: LevelSettings, limits: SearchLimits, chance: random.Random
+) -> tuple[int, int, bool] | None:
+    """Score every root move at the level's depth, blur the scores, take the best blurred one.
+
+    Returns the move's index, its true score and whether every move is a proven loss, or
+    None when the budget ran out.  When every move loses there is no mistake left to make:
+    the move that holds out longest is played, unblurred.
+    """
+    assert settings.depth is not None
+    scores = searcher.score_all(settings.depth, limits)
+    if scores is None:
+        return None
+    best = max(range(len(scores)), key=scores.__getitem__)
+    if scores[best] < -WIN_BOUND:
+        return best, scores[best], True
+    blurred = [
+        score + chance.gauss(0.0, settings.noise) if settings.noise else score for score in scores
+    ]
+    index = max(range(len(scores)), key=blurred.__getitem__)
+    return index, scores[index], False
+
+
+def decide_draw(state: GameState, level: Level | str) -> DrawDecision:
+    """Whether the side to move, played by the computer at ``level``, accepts a draw offer.
+
+    Every level accepts when it judges itself losing.  Hard also accepts in a level, quiet
+    position: no capture pending for either side, the score near equality, material even,
+    and the game past its opening.  No level accepts while it judges itself ahead.
+    """
+    chosen_level = _level(level)
+    settings = SETTINGS[chosen_level]
+    position = _playable(state)
+    searcher = _searcher(state)
+    if settings.depth is None:
+        score = searcher.iterate(SearchLimits(cpu_seconds=settings.cpu_seconds)).score
+    else:
+        report = searcher.iterate(
+            SearchLimits(max_depth=settings.depth, cpu_seconds=settings.cpu_seconds)
+        )
+        score = report.score
+    if score <= -LOSING:
+        return DrawDecision(accept=True, score=score)
+    level_and_quiet = (
+        settings.accepts_level_draws
+        and abs(score) <= LEVEL_MARGIN
+        and state.ply >= LEVEL_DRAW_PLY
+        and _is_quiet(position)
+        and _material_even(position)
+    )
+    if level_and_quiet:
+        return DrawDecision(accept=True, score=score)
+    return DrawDecision(accept=False, score=score)
+
+
+def _is_quiet(position: Position) -> bool:
+    """No capture pending for the side to move, nor for the other side were it to move."""
+    variant = position.variant
+    mine, theirs = position.sides()
+    white = position.white_to_move
+    for side, other, side_is_white in ((mine, theirs, white), (theirs, mine, not white)):
+        if capturers(
+            side,
+            other,
+            position.kings,
+            side_is_white,
+            variant.men_capture_backwards,
+            variant.flying_kings,
+        ):
+            return False
+    return True
+
+
+def _material_even(position: Position) -> bool:
+    mine, theirs = position.sides()
+    kings = position.kings
+    return (mine & ~kings).bit_count() == (theirs & ~kings).bit_count() and (
+        mine & kings
+    ).bit_count() == (theirs & kings).bit_count()
