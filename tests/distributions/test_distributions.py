@@ -51,37 +51,69 @@ def _project(folder: Path) -> dict[str, object]:
     return project
 
 
-def _build_wheel(project: Path, contents: tuple[str, ...], folder: Path) -> Path:
+CLIENT_CONTENTS = (
+    "pyproject.toml",
+    "setup.py",
+    "mypyc_build.py",
+    "MANIFEST.in",
+    "README.md",
+    "LICENSE",
+    "goti",
+    "goti_client",
+)
+# The server's build reads the SDK's build module and goti.rules' sources (for their types).
+SERVER_CONTENTS = (
+    "pyproject.toml",
+    "setup.py",
+    "MANIFEST.in",
+    "README.md",
+    "LICENSE",
+    "services",
+    "clients/mypyc_build.py",
+    "clients/goti/rules",
+)
+PURE_PYTHON = {"GOTI_PURE_PYTHON": "1"}
+"""These wheels are the pure-Python ones: `make wheels` builds and `make unit-compiled` tests
+the compiled ones."""
+
+
+def _build_wheel(
+    project: Path, contents: tuple[str, ...], folder: Path, environment: dict[str, str]
+) -> Path:
     """Build from a copy of the project's files: setuptools writes its egg-info beside the
     sources, which other checks in this working tree are reading (and on sys.path)."""
     sources = folder / "sources"
     for name in contents:
         if (project / name).is_dir():
-            ignored = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
+            ignored = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "*.so")
             shutil.copytree(project / name, sources / name, ignore=ignored)
         else:
-            sources.mkdir(parents=True, exist_ok=True)
+            (sources / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(project / name, sources / name)
     wheels = folder / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--quiet", "--outdir", wheels, sources],
-        check=True,
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", wheels, sources],
         capture_output=True,
+        text=True,
+        env={**os.environ, **environment},
+        check=False,
     )
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    (folder / "build.log").write_text(built.stdout + built.stderr)
     [wheel] = wheels.glob("*.whl")
     return wheel
 
 
 @pytest.fixture(scope="module")
 def client_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    contents = ("pyproject.toml", "README.md", "LICENSE", "goti", "goti_client")
-    return _build_wheel(CLIENT_PROJECT, contents, tmp_path_factory.mktemp("client"))
+    folder = tmp_path_factory.mktemp("client")
+    return _build_wheel(CLIENT_PROJECT, CLIENT_CONTENTS, folder, PURE_PYTHON)
 
 
 @pytest.fixture(scope="module")
 def server_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    contents = ("pyproject.toml", "README.md", "LICENSE", "services")
-    return _build_wheel(SERVER_PROJECT, contents, tmp_path_factory.mktemp("server"))
+    folder = tmp_path_factory.mktemp("server")
+    return _build_wheel(SERVER_PROJECT, SERVER_CONTENTS, folder, PURE_PYTHON)
 
 
 def _files(wheel: Path) -> set[str]:
@@ -133,6 +165,25 @@ def test_the_wheels_split_goti_between_them(client_wheel: Path, server_wheel: Pa
     assert "goti/__init__.py" not in client | server
     assert {"goti_client/py.typed", "goti/rules/py.typed", "goti/api/py.typed"} <= client
     assert "goti/api/v1/tables_pb2.pyi" in client
+
+
+def test_the_pure_python_wheels_are_for_any_platform_and_hold_no_extension(
+    client_wheel: Path, server_wheel: Path
+) -> None:
+    for wheel in (client_wheel, server_wheel):
+        assert wheel.name.endswith("-py3-none-any.whl")
+        assert [name for name in _files(wheel) if name.endswith((".so", ".pyd", ".c"))] == []
+    tops = {name.split("/")[0] for name in _files(client_wheel) | _files(server_wheel)}
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"goti", "goti_client"}
+
+
+def test_a_failed_c_build_leaves_the_python_modules_alone(tmp_path: Path) -> None:
+    # A compiler that fails every call: mypyc writes its C, the C build fails.
+    wheel = _build_wheel(CLIENT_PROJECT, CLIENT_CONTENTS, tmp_path, {"CC": "false"})
+    assert "the C build failed" in (tmp_path / "build.log").read_text()
+    files = _files(wheel)
+    assert [name for name in files if name.endswith((".so", ".pyd"))] == []
+    assert {"goti/rules/movegen.py", "goti/rules/position.py"} <= files
 
 
 def test_the_server_wheel_ships_its_scripts_and_its_page(server_wheel: Path) -> None:

@@ -85,6 +85,11 @@ class Position:
     def __repr__(self) -> str:
         return f"Position.from_fen({self.fen()!r}, {self.variant.name!r})"
 
+    def __reduce__(self) -> tuple[type[Position], tuple[Variant, int, int, int, Color]]:
+        # Pickled as the constructor's arguments, without the cached moves: compiled by mypyc,
+        # a frozen class refuses to be restored field by field.
+        return Position, (self.variant, self.white, self.black, self.kings, self.turn)
+
     def __str__(self) -> str:
         """The board as text, rank 8 at the top: ``b``/``w`` men, ``B``/``W`` kings."""
         lines = []

@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
+import logging
+from concurrent.futures import Executor
 from functools import partial
 
+import grpc
+
 from goti import serving
+from goti.ai.kernel_build import compiled_kernel_modules, describe_kernel_build
 from goti.ai.servicer import available_cpus, bind, search_pool
 from goti.settings import Settings
+
+log = logging.getLogger("goti.ai")
+
+
+async def _bind_saying_the_build(
+    server: grpc.aio.Server, *, pool: Executor, workers: int
+) -> list[str]:
+    """:func:`~goti.ai.servicer.bind`, first logging which build of the search runs here
+    (once logging is set up): its workers import the same modules from the same path."""
+    log.info(
+        "search: %s",
+        describe_kernel_build(),
+        extra={
+            "search_build": describe_kernel_build(),
+            "compiled": list(compiled_kernel_modules()),
+        },
+    )
+    return await bind(server, pool=pool, workers=workers)
 
 
 def run(settings: Settings, *, port: int | None = None, workers: int | None = None) -> None:
@@ -17,7 +40,9 @@ def run(settings: Settings, *, port: int | None = None, workers: int | None = No
     count = workers or settings.ai_workers or available_cpus()
     pool = search_pool(count)
     try:
-        serving.run_service("ai", partial(bind, pool=pool, workers=count), settings, port=port)
+        serving.run_service(
+            "ai", partial(_bind_saying_the_build, pool=pool, workers=count), settings, port=port
+        )
     finally:
         pool.shutdown(cancel_futures=True)
 

@@ -367,12 +367,15 @@ class Searcher:
                         child_key = key ^ side_key
                         if kings & origin:
                             keys = king_keys[white]
-                            child_key ^= keys[origin] ^ keys[target]
+                            child_key ^= keys[origin.bit_length()] ^ keys[target.bit_length()]
                         elif crowns:
-                            child_key ^= men_keys[white][origin] ^ king_keys[white][target]
+                            child_key ^= (
+                                men_keys[white][origin.bit_length()]
+                                ^ king_keys[white][target.bit_length()]
+                            )
                         else:
                             keys = men_keys[white]
-                            child_key ^= keys[origin] ^ keys[target]
+                            child_key ^= keys[origin.bit_length()] ^ keys[target.bit_length()]
                         score = -node(
                             theirs,
                             child_mine,
@@ -416,7 +419,9 @@ class Searcher:
                             bit = captured & -captured
                             captured ^= bit
                             child_key ^= (
-                                their_king_keys[bit] if kings & bit else their_men_keys[bit]
+                                their_king_keys[bit.bit_length()]
+                                if kings & bit
+                                else their_men_keys[bit.bit_length()]
                             )
                         child_rev = 0
                     else:
@@ -425,14 +430,20 @@ class Searcher:
                         child_rev = rev + 1
                     if kings & origin:
                         child_kings = child_kings ^ origin | target
-                        child_key ^= my_king_keys[origin] ^ my_king_keys[target]
+                        child_key ^= (
+                            my_king_keys[origin.bit_length()] ^ my_king_keys[target.bit_length()]
+                        )
                     else:
                         child_rev = 0
                         if crowns:
                             child_kings |= target
-                            child_key ^= my_men_keys[origin] ^ my_king_keys[target]
+                            child_key ^= (
+                                my_men_keys[origin.bit_length()] ^ my_king_keys[target.bit_length()]
+                            )
                         else:
-                            child_key ^= my_men_keys[origin] ^ my_men_keys[target]
+                            child_key ^= (
+                                my_men_keys[origin.bit_length()] ^ my_men_keys[target.bit_length()]
+                            )
                     if index == 0:
                         score = -node(
                             child_theirs,
@@ -616,6 +627,27 @@ class Searcher:
                         break
         return best_index, best_score
 
+    def _iteration(self, depth: int, order: list[int], last_score: int) -> tuple[int, int]:
+        """One iteration of the deepening: passes over the root moves in a window around the
+        last iteration's score, widened on the side the score falls out of until it falls in.
+
+        Returns the best move's index and its score; ``_proven`` starts the iteration empty.
+        """
+        window = _ASPIRATION if depth >= 3 and abs(last_score) < WIN_BOUND else _INFINITY
+        low = max(last_score - window, -_INFINITY)
+        high = min(last_score + window, _INFINITY)
+        self._proven = None
+        while True:
+            index, score = self._root_pass(depth, order, low, high)
+            if score <= low and low > -_INFINITY:
+                low = -_INFINITY
+            elif score >= high and high < _INFINITY:
+                high = _INFINITY
+                order.remove(index)
+                order.insert(0, index)
+            else:
+                return index, score
+
     def iterate(self, limits: SearchLimits) -> SearchReport:
         """Iterative deepening until ``limits``; always returns a legal move's index.
 
@@ -639,26 +671,14 @@ class Searcher:
                 wall_deadline=limits.wall_deadline,
             )
         for depth in range(1, limits.max_depth + 1):
-            window = _ASPIRATION if depth >= 3 and abs(best_score) < WIN_BOUND else _INFINITY
-            low = max(best_score - window, -_INFINITY)
-            high = min(best_score + window, _INFINITY)
-            self._proven = None
             try:
-                while True:
-                    index, score = self._root_pass(depth, order, low, high)
-                    if score <= low and low > -_INFINITY:
-                        low = -_INFINITY
-                    elif score >= high and high < _INFINITY:
-                        high = _INFINITY
-                        order.remove(index)
-                        order.insert(0, index)
-                    else:
-                        break
+                best_index, best_score = self._iteration(depth, order, best_score)
             except _OutOfTimeError:
+                # Set to None in _iteration, not here: mypy would read it here as that None,
+                # and mypyc would compile the reading so.
                 if self._proven is not None:
                     best_index, best_score = self._proven
                 break
-            best_index, best_score = index, score
             finished_depth = depth
             proven_loss = best_score < -WIN_BOUND
             order.remove(best_index)
@@ -689,19 +709,19 @@ def play_hashed(
         bit = captured & -captured
         captured ^= bit
         keys = zobrist.KINGS_BY_SIDE if kings & bit else zobrist.MEN_BY_SIDE
-        child_key ^= keys[not white][bit]
+        child_key ^= keys[not white][bit.bit_length()]
     child_kings = kings & ~taken
     if kings & origin:
         child_kings = child_kings ^ origin | target
-        child_key ^= mover_kings[origin] ^ mover_kings[target]
+        child_key ^= mover_kings[origin.bit_length()] ^ mover_kings[target.bit_length()]
         child_rev = 0 if taken else rev + 1
     else:
         child_rev = 0
         if crowns:
             child_kings |= target
-            child_key ^= mover_men[origin] ^ mover_kings[target]
+            child_key ^= mover_men[origin.bit_length()] ^ mover_kings[target.bit_length()]
         else:
-            child_key ^= mover_men[origin] ^ mover_men[target]
+            child_key ^= mover_men[origin.bit_length()] ^ mover_men[target.bit_length()]
     return theirs & ~taken, mine ^ origin | target, child_kings, not white, child_key, child_rev
 
 
