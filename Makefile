@@ -111,12 +111,14 @@ compiled: wheels
 
 # The tests of the compiled modules and of what stands on them, run again on the compiled
 # modules; tests/ai/test_compiled_kernel.py fails if some are not compiled after all. Wheels
-# built without a compiler are pure Python: nothing to run again, and make test goes on.
+# built without a compiler are pure Python: nothing to run again, and make test goes on. The
+# endgame tables' tests run once: their code is not compiled, and perft covers the rules under it.
 unit-compiled: compiled
 	@if [ "$$GOTI_PURE_PYTHON" = 1 ]; then echo "GOTI_PURE_PYTHON=1: no compiled modules to test"; \
 	elif [ -z "$$(find $(COMPILED)/goti -name '*.so' -print -quit)" ]; then \
 		echo "the wheels are pure Python (make wheels said why above): no compiled modules to test"; \
-	else GOTI_TEST_COMPILED=$(COMPILED) $(BIN)/pytest tests/rules tests/ai tests/referee; fi
+	else GOTI_TEST_COMPILED=$(COMPILED) $(BIN)/pytest tests/rules tests/ai tests/referee \
+		--ignore=tests/ai/test_endgames.py --ignore=tests/ai/test_endgame_counts.py; fi
 
 bench: $(DEV_INSTALLED)
 	$(BIN)/python bench/perft.py

@@ -11,6 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from goti.rules.color import Color
@@ -239,6 +240,19 @@ def _run_engine(args: argparse.Namespace) -> int:
     return engine.main()
 
 
+def _run_endgames(args: argparse.Namespace) -> int:
+    # The tables' code loads only when it runs, as the search does.
+    from goti.ai.endgames import command  # noqa: PLC0415
+
+    return command.run_build(args) if args.action == "build" else command.run_verify(args)
+
+
+def _endgame_pieces(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 2 <= int(text) <= 6:
+        raise argparse.ArgumentTypeError(f"pieces must be 2 to 6, not {text!r}")
+    return int(text)
+
+
 def _add_variant(parser: argparse.ArgumentParser, help_line: str = "english or russian") -> None:
     parser.add_argument("--variant", type=_variant, default="english", help=help_line)
 
@@ -280,6 +294,35 @@ def _add_engine(commands: argparse._SubParsersAction[_Parser]) -> None:
         "'quit' ends it. Only the position is known: no game history, so no repetitions.",
     )
     engine_parser.set_defaults(run=_run_engine)
+
+
+def _add_endgames(commands: argparse._SubParsersAction[_Parser]) -> None:
+    endgames_parser = commands.add_parser(
+        "endgames",
+        help="build or verify the endgame tables",
+        description="Solve every position of up to N pieces by retrograde analysis (win, loss "
+        "or draw, with the plies to conversion), or check stored tables move by move.",
+    )
+    actions = endgames_parser.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    build_parser = actions.add_parser("build", help="solve the tables and write them")
+    verify_parser = actions.add_parser("verify", help="check stored tables move by move")
+    for parser in (build_parser, verify_parser):
+        parser.add_argument(
+            "--variant",
+            choices=["english", "russian", "both"],
+            default="both",
+            help="english, russian or both (default: both)",
+        )
+        parser.set_defaults(run=_run_endgames)
+    build_parser.add_argument(
+        "--pieces", type=_endgame_pieces, default=4, help="the most pieces (default: 4)"
+    )
+    verify_parser.add_argument(
+        "--pieces", type=_endgame_pieces, help="check only tables of up to this many pieces"
+    )
+    shipped = "(default: the tables shipped with Goti)"
+    build_parser.add_argument("--out", type=Path, help=f"the folder to write to {shipped}")
+    verify_parser.add_argument("--dir", type=Path, help=f"the folder to check {shipped}")
 
 
 def _add_serve(commands: argparse._SubParsersAction[_Parser]) -> None:
@@ -342,7 +385,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="goti", description="Goti: checkers tables, rules and engine.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     # In the order ``goti --help`` lists them.
-    for add_subcommand in (_add_perft, _add_moves, _add_demo, _add_engine, _add_serve, _add_play):
+    for add_subcommand in (
+        _add_perft,
+        _add_moves,
+        _add_demo,
+        _add_engine,
+        _add_endgames,
+        _add_serve,
+        _add_play,
+    ):
         add_subcommand(commands)
     return parser
 
