@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Final
 
+from goti.ai.endgame_moves import TableVerdict, table_choice
 from goti.ai.evaluation import WIN
 from goti.ai.levels import SETTINGS, Level, LevelSettings
 from goti.ai.search import WIN_BOUND, Searcher, SearchLimits
@@ -105,9 +106,19 @@ def choose_move(
     searcher = _searcher(state)
     moves = list(position.legal_moves)
     started = time.thread_time()
-    if settings.depth is None:
+    from_tables = table_choice(position) if settings.depth is None else None
+    if from_tables is not None and from_tables.verdict is TableVerdict.WIN:
+        index, depth = from_tables.moves[0], from_tables.plies
+        # Not a forced result in plies: the tables count plies to conversion, not to the end.
+        score, proven_loss = WIN_BOUND, False
+    elif settings.depth is None:
+        if from_tables is not None and from_tables.verdict is TableVerdict.DRAW:
+            # A draw with best play: the search picks among the moves that keep it.
+            searcher.root_moves = [searcher.root_moves[i] for i in from_tables.moves]
         report = searcher.iterate(SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline))
         index, score, depth = report.move_index, report.score, report.depth
+        if from_tables is not None and from_tables.verdict is TableVerdict.DRAW:
+            index = from_tables.moves[index]
         proven_loss = report.proven_loss
     else:
         limits = SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline)
