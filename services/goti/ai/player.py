@@ -107,19 +107,24 @@ def choose_move(
     moves = list(position.legal_moves)
     started = time.thread_time()
     from_tables = table_choice(position) if settings.depth is None else None
-    if from_tables is not None and from_tables.verdict is TableVerdict.WIN:
-        index, depth = from_tables.moves[0], from_tables.plies
-        # Not a forced result in plies: the tables count plies to conversion, not to the end.
-        score, proven_loss = WIN_BOUND, False
-    elif settings.depth is None:
-        if from_tables is not None and from_tables.verdict is TableVerdict.DRAW:
+    if settings.depth is None:
+        drawn = from_tables is not None and from_tables.verdict is TableVerdict.DRAW
+        if from_tables is not None and drawn:
             # A draw with best play: the search picks among the moves that keep it.
             searcher.root_moves = [searcher.root_moves[i] for i in from_tables.moves]
         report = searcher.iterate(SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline))
         index, score, depth = report.move_index, report.score, report.depth
-        if from_tables is not None and from_tables.verdict is TableVerdict.DRAW:
-            index = from_tables.moves[index]
         proven_loss = report.proven_loss
+        if from_tables is not None and drawn:
+            index = from_tables.moves[index]
+        elif (
+            from_tables is not None
+            and from_tables.verdict is TableVerdict.WIN
+            and score <= WIN_BOUND
+        ):
+            # The search sees no win to the end: the tables' soonest conversion, which they
+            # count in plies to the conversion, not to the end.
+            index, score, depth = from_tables.moves[0], WIN_BOUND, from_tables.plies
     else:
         limits = SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline)
         picked = _pick_with_noise(searcher, settings, limits, random.Random(seed))
