@@ -109,16 +109,18 @@ compiled: wheels
 	for wheel in dist/*.whl; do $(BIN)/python -m zipfile -e $$wheel $(COMPILED); done
 	rm -rf $(COMPILED)/*.dist-info
 
-# The tests of the compiled modules and of what stands on them, run again on the compiled
-# modules; tests/ai/test_compiled_kernel.py fails if some are not compiled after all. Wheels
-# built without a compiler are pure Python: nothing to run again, and make test goes on. The
-# endgame tables' tests run once: their code is not compiled, and perft covers the rules under it.
+# The tests of the compiled modules, run again on them: the rules (perft against the published
+# counts among them), the search, the evaluation, the line protocol and the referee's games;
+# tests/ai/test_compiled_kernel.py fails if some are not compiled after all. Wheels built
+# without a compiler are pure Python: nothing to run again, and make test goes on.
+COMPILED_TESTS := tests/rules tests/ai/test_compiled_kernel.py tests/ai/test_search.py \
+	tests/ai/test_evaluation.py tests/ai/test_engine.py tests/ai/test_endgame_moves.py \
+	tests/referee/test_referee_games.py
 unit-compiled: compiled
 	@if [ "$$GOTI_PURE_PYTHON" = 1 ]; then echo "GOTI_PURE_PYTHON=1: no compiled modules to test"; \
 	elif [ -z "$$(find $(COMPILED)/goti -name '*.so' -print -quit)" ]; then \
 		echo "the wheels are pure Python (make wheels said why above): no compiled modules to test"; \
-	else GOTI_TEST_COMPILED=$(COMPILED) $(BIN)/pytest tests/rules tests/ai tests/referee \
-		--ignore=tests/ai/test_endgames.py --ignore=tests/ai/test_endgame_counts.py; fi
+	else GOTI_TEST_COMPILED=$(COMPILED) $(BIN)/pytest $(COMPILED_TESTS); fi
 
 bench: $(DEV_INSTALLED)
 	$(BIN)/python bench/perft.py
