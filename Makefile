@@ -110,12 +110,13 @@ compiled: wheels
 	rm -rf $(COMPILED)/*.dist-info
 
 # The tests of the compiled modules, run again on them: the rules (perft against the published
-# counts among them), the search, the levels, the line protocol and the referee's games;
+# counts among them), the search, the levels, the evaluation, the line protocol and the
+# referee's games;
 # tests/ai/test_compiled_kernel.py fails if some are not compiled after all. Wheels built
 # without a compiler are pure Python: nothing to run again, and make test goes on.
 COMPILED_TESTS := tests/rules tests/ai/test_compiled_kernel.py tests/ai/test_search.py \
-	tests/ai/test_player.py tests/ai/test_engine.py tests/ai/test_endgame_moves.py \
-	tests/referee/test_referee_games.py
+	tests/ai/test_player.py tests/ai/test_evaluation.py tests/ai/test_engine.py \
+	tests/ai/test_endgame_moves.py tests/referee/test_referee_games.py
 unit-compiled: compiled
 	@if [ "$$GOTI_PURE_PYTHON" = 1 ]; then echo "GOTI_PURE_PYTHON=1: no compiled modules to test"; \
 	elif [ -z "$$(find $(COMPILED)/goti -name '*.so' -print -quit)" ]; then \
