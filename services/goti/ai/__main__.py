@@ -21,13 +21,11 @@ async def _bind_saying_the_build(
 ) -> list[str]:
     """:func:`~goti.ai.servicer.bind`, first logging which build of the search runs here
     (once logging is set up): its workers import the same modules from the same path."""
+    build = describe_kernel_build()
     log.info(
         "search: %s",
-        describe_kernel_build(),
-        extra={
-            "search_build": describe_kernel_build(),
-            "compiled": list(compiled_kernel_modules()),
-        },
+        build,
+        extra={"search_build": build, "compiled": list(compiled_kernel_modules())},
     )
     return await bind(server, pool=pool, workers=workers)
 

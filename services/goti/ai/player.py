@@ -106,17 +106,21 @@ def choose_move(
     searcher = _searcher(state)
     moves = list(position.legal_moves)
     started = time.thread_time()
-    from_tables = table_choice(position) if settings.depth is None else None
     if settings.depth is None:
-        drawn = from_tables is not None and from_tables.verdict is TableVerdict.DRAW
-        if from_tables is not None and drawn:
+        from_tables = table_choice(position)
+        drawing = (
+            from_tables.moves
+            if from_tables is not None and from_tables.verdict is TableVerdict.DRAW
+            else None
+        )
+        if drawing is not None:
             # A draw with best play: the search picks among the moves that keep it.
-            searcher.root_moves = [searcher.root_moves[i] for i in from_tables.moves]
+            searcher.root_moves = [searcher.root_moves[i] for i in drawing]
         report = searcher.iterate(SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline))
         index, score, depth = report.move_index, report.score, report.depth
         proven_loss = report.proven_loss
-        if from_tables is not None and drawn:
-            index = from_tables.moves[index]
+        if drawing is not None:
+            index = drawing[index]
         elif (
             from_tables is not None
             and from_tables.verdict is TableVerdict.WIN
