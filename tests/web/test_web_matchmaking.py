@@ -110,12 +110,17 @@ async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
         await asyncio.sleep(0.05)
 
 
-async def next_event(stream: Any) -> tables_pb2.TableEvent:
-    """The next event of a watch, past its heartbeats."""
+async def next_event(stream: Any, skipped: list[str] | None = None) -> tables_pb2.TableEvent:
+    """The next event of a watch, past its heartbeats (and snapshots); what it passed is added
+    to ``skipped``: each message's kind and seq."""
     async for response in stream:
         if response.HasField("event"):
             event: tables_pb2.TableEvent = response.event
             return event
+        if skipped is not None:
+            kind = response.WhichOneof("message")
+            seq = response.snapshot.table.seq if kind == "snapshot" else response.heartbeat.seq
+            skipped.append(f"{kind} at seq {seq}")
     raise AssertionError("the watch ended")
 
 
@@ -126,8 +131,9 @@ async def play_one_seen_by_the_other(
     port too) receives it. Returns the move's notation."""
     now = (await mover.call("GetTable", tables_pb2.GetTableRequest(table_id=table_id))).table
     move = now.game.turn.legal_moves[0]
+    skipped: list[str] = []
     async with contextlib.aclosing(watcher.watch_table(table_id, after_seq=now.seq)) as watch:
-        seen = asyncio.ensure_future(next_event(watch))
+        seen = asyncio.ensure_future(next_event(watch, skipped))
         await mover.call(
             "Play",
             tables_pb2.PlayRequest(
@@ -138,7 +144,12 @@ async def play_one_seen_by_the_other(
             ),
         )
         event = await asyncio.wait_for(seen, WAIT_SECONDS)
-    assert event.move_played.record.move.notation == move.notation
+    # A watch from the seq the mover saw sends that move as an event, never folded into a
+    # snapshot; what it sent before the event is named if it did not.
+    assert event.move_played.record.move.notation == move.notation, (
+        f"watch from seq {now.seq}: first event seq {event.seq} "
+        f"{event.move_played.record.move.notation!r} after {skipped}, not {move.notation!r}"
+    )
     notation: str = move.notation
     return notation
 
