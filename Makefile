@@ -116,7 +116,7 @@ compiled: wheels
 # without a compiler are pure Python: nothing to run again, and make test goes on.
 COMPILED_TESTS := tests/rules tests/ai/test_compiled_kernel.py tests/ai/test_search.py \
 	tests/ai/test_player.py tests/ai/test_evaluation.py tests/ai/test_engine.py \
-	tests/ai/test_endgame_moves.py tests/referee/test_referee_games.py
+	tests/ai/test_endgame_moves.py tests/ai/test_search_tables.py tests/referee/test_referee_games.py
 unit-compiled: compiled
 	@if [ "$$GOTI_PURE_PYTHON" = 1 ]; then echo "GOTI_PURE_PYTHON=1: no compiled modules to test"; \
 	elif [ -z "$$(find $(COMPILED)/goti -name '*.so' -print -quit)" ]; then \

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from goti.ai.endgame_moves import TableVerdict, table_choice
+from goti.ai.endgames import shipped_tables
 from goti.ai.evaluation import WIN
 from goti.ai.levels import SETTINGS, Level, LevelSettings
-from goti.ai.search import WIN_BOUND, Searcher, SearchLimits
+from goti.ai.opening_book import BookMove, shipped_book
+from goti.ai.search import WIN_BOUND, Searcher, SearchLimits, SearchMemory
 from goti.rules.game import GameState
 from goti.rules.movegen import RawMove, capturers
 from goti.rules.moves import Move
@@ -78,8 +80,27 @@ def _playable(state: GameState) -> Position:
     return position
 
 
-def _searcher(state: GameState) -> Searcher:
-    return Searcher(state.position, history=state.repetition, quiet_plies=state.quiet_plies)
+_MEMORIES: Final[dict[str, SearchMemory]] = {}
+"""The timed levels' search memory, one per variant, kept by this process from move to
+move: most of a move's tree is still there when the same game comes back two plies on."""
+
+
+def _searcher(state: GameState, *, timed: bool) -> Searcher:
+    """A search from ``state``: for the timed levels with the memory this process kept and the
+    endgame tables at the leaves; for Easy and Normal, which score every move at their own
+    depth, with neither, since deeper knowledge would change what they promise."""
+    if not timed:
+        return Searcher(state.position, history=state.repetition, quiet_plies=state.quiet_plies)
+    variant = state.position.variant
+    tables = shipped_tables(variant)
+    return Searcher(
+        state.position,
+        history=state.repetition,
+        quiet_plies=state.quiet_plies,
+        memory=_MEMORIES.setdefault(variant.name, SearchMemory()),
+        table_value=tables.value_sides,
+        table_pieces=tables.max_pieces,
+    )
 
 
 def choose_move(
@@ -103,9 +124,13 @@ def choose_move(
     settings = SETTINGS[chosen_level]
     position = _playable(state)
     budget = settings.cpu_seconds if time_budget is None else max(time_budget, 0.001)
-    searcher = _searcher(state)
-    moves = list(position.legal_moves)
     started = time.thread_time()
+    if settings.depth is None:
+        booked = shipped_book(position.variant).choose(position, random.Random(seed))
+        if booked is not None:
+            return _book_result(position, booked, started)
+    searcher = _searcher(state, timed=settings.depth is None)
+    moves = list(position.legal_moves)
     if settings.depth is None:
         from_tables = table_choice(position)
         drawing = (
@@ -156,6 +181,18 @@ def choose_move(
     )
 
 
+def _book_result(position: Position, booked: BookMove, started: float) -> SearchResult:
+    return SearchResult(
+        move=position.parse_move(booked.notation),
+        notation=booked.notation,
+        score=booked.score,
+        depth=booked.depth,
+        nodes=0,
+        seconds=time.thread_time() - started,
+        principal_variation=(booked.notation,),
+    )
+
+
 def _notation_of_line(position: Position, line: list[RawMove]) -> tuple[str, ...]:
     written = []
     for raw in line:
@@ -200,7 +237,7 @@ def decide_draw(state: GameState, level: Level | str) -> DrawDecision:
     chosen_level = _level(level)
     settings = SETTINGS[chosen_level]
     position = _playable(state)
-    searcher = _searcher(state)
+    searcher = _searcher(state, timed=settings.depth is None)
     if settings.depth is None:
         score = searcher.iterate(SearchLimits(cpu_seconds=settings.cpu_seconds)).score
     else:

@@ -19,6 +19,13 @@ and one recursive closure does all the work so that its helpers are cell lookups
   have), the third time counting the game before the root; reaching the 80th quiet ply is
   a draw too.  Scores that rest on such a draw depend on the path, so the table keeps only
   their move.
+- **Endgame tables**: given the tables' probe, a position of few enough pieces is not
+  searched but scored from them: a win as ``TABLE_WIN`` less its plies to conversion, a
+  draw as a sixteenth of its evaluation (all draws, but a man up is the one to play for).
+  A trade into a won or a drawn ending is then seen at once, however deep.  From a root the
+  tables cover, the search goes to the game's end as without them.
+- **Memory**: a :class:`SearchMemory` carries the table and the history counts from one
+  search to the next, as a game goes on.
 - **Time**: limits are in CPU seconds of the searching thread (``time.thread_time``), so a
   busy machine makes the search shallower rather than rash.  The clock and the node count
   are checked every few hundred nodes; an iteration cut short still leaves the best move of
@@ -30,10 +37,11 @@ from __future__ import annotations
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from goti.ai import zobrist
+from goti.ai.endgames.values import LOSS_BASE
 from goti.ai.evaluation import DRAW, WIN, Evaluator, make_evaluator
 from goti.rules.game import MOVE_LIMIT_PLIES, PositionKey
 from goti.rules.movegen import RawMove, capturers, captures, quiet_moves
@@ -54,6 +62,14 @@ _CHECK_EVERY: Final = 256
 _MAX_PLY: Final = 256
 _TABLE_LIMIT: Final = 1 << 19
 """Entries the transposition table may hold before it is cleared (tens of megabytes)."""
+_TABLE_KEPT: Final = _TABLE_LIMIT // 2
+"""A kept table fuller than this is cleared before a search starts, so that the search does
+not fill it and lose everything it learned halfway."""
+TABLE_WIN: Final = 10_000
+"""The score of a position the endgame tables call won, less its plies to conversion: above
+anything the evaluation gives, below the search's own forced results (``WIN_BOUND``)."""
+_TABLE_DRAW_SHIFT: Final = 4
+"""A drawn ending scores its evaluation over 16: a tie-break, never worth a man."""
 _MAX_MOVES: Final = 64
 """Late-move reductions stop growing here (a move list is rarely longer)."""
 
@@ -73,6 +89,10 @@ def _reduction(depth: int, index: int) -> int:
 _REDUCTIONS: Final = [[_reduction(d, i) for i in range(_MAX_MOVES)] for d in range(MAX_DEPTH + 1)]
 _NO_REDUCTIONS: Final = [0] * _MAX_MOVES
 
+
+TableValue = Callable[[int, int, int, bool], int | None]
+"""The endgame tables' byte for side-relative bitboards (:mod:`goti.ai.endgames.values`),
+None where they do not cover the position."""
 
 _TreeSearch = Callable[[int, int, int, bool, int, int, int, int, int, int], int]
 """``node(mine, theirs, kings, white, depth, alpha, beta, ply, hash, quiet_plies)``."""
@@ -117,13 +137,46 @@ def history_hashes(keys: Sequence[PositionKey]) -> list[int]:
     return [zobrist.zobrist_hash(*key) for key in keys]
 
 
+TranspositionTable = dict[int, tuple[int, int, int, RawMove | None]]
+"""Zobrist hash -> (depth, bound, score, best move); a depth of -1 keeps only the move."""
+
+
+@dataclass(slots=True)
+class SearchMemory:
+    """What one search leaves for the next: the transposition table and the history
+    heuristic's counts.
+
+    A game's next position is usually two plies below the last one searched, so most of that
+    search's tree is still useful: the computer keeps one memory per variant and process for
+    its timed levels.  The history counts are halved at every new search, so that what was
+    learned lately weighs most.
+    """
+
+    table: TranspositionTable = field(default_factory=dict)
+    history: defaultdict[RawMove, int] = field(default_factory=lambda: defaultdict(int))
+
+    def renewed(self) -> SearchMemory:
+        """This memory, made ready for a new search."""
+        if len(self.table) > _TABLE_KEPT:
+            self.table.clear()
+        history = self.history
+        for move in list(history):
+            count = history[move] >> 1
+            if count:
+                history[move] = count
+            else:
+                del history[move]
+        return self
+
+
 class Searcher:
     """One search from one position, with the game's history for repetitions.
 
     ``history`` are the positions since the last capture or man move, oldest first and ending
     with ``position`` itself (as :attr:`goti.rules.game.GameState.repetition` holds them);
     ``quiet_plies`` is the game's move-limit clock.  A searcher keeps its transposition
-    table, killers and history between calls, so deepening reuses what it learned.
+    table, killers and history between calls, so deepening reuses what it learned; with
+    ``memory`` it starts from (and adds to) what earlier searches learned.
     """
 
     def __init__(
@@ -133,6 +186,9 @@ class Searcher:
         history: Sequence[PositionKey] = (),
         quiet_plies: int = 0,
         evaluator: Evaluator | None = None,
+        memory: SearchMemory | None = None,
+        table_value: TableValue | None = None,
+        table_pieces: int = 0,
     ) -> None:
         self.position = position
         variant = position.variant
@@ -153,10 +209,17 @@ class Searcher:
         self._seen_twice = frozenset(h for h, seen in counts.items() if seen >= 2)
         self._base = len(hashes) - 1
         self.root_moves: list[RawMove] = position.raw_moves()
-        self.table: dict[int, tuple[int, int, int, RawMove | None]] = {}
+        kept = (memory or SearchMemory()).renewed()
+        self.table: TranspositionTable = kept.table
         self.killers: list[list[RawMove | None]] = [[None, None] for _ in range(_MAX_PLY + 2)]
-        self.history: defaultdict[RawMove, int] = defaultdict(int)
+        self.history: defaultdict[RawMove, int] = kept.history
         self._proven: tuple[int, int] | None = None
+        self._table_value = table_value
+        # A root inside the tables is searched to the game's real end (the caller reads the
+        # tables at the root): table scores would hide the forced wins and losses it proves.
+        root_pieces = (position.white | position.black).bit_count()
+        probing = table_value is not None and root_pieces > table_pieces
+        self._table_pieces = table_pieces if probing else 0
         self._node, self._set_limits, self._count_nodes = self._build_tree_search()
 
     # -- the tree -----------------------------------------------------------------------
@@ -191,6 +254,8 @@ class Searcher:
         wall_clock = time.monotonic
         move_limit = MOVE_LIMIT_PLIES
         reductions = _REDUCTIONS
+        table_value = self._table_value
+        table_pieces = self._table_pieces
         nodes = 0
         path_draws = 0
         next_check = _CHECK_EVERY
@@ -244,6 +309,19 @@ class Searcher:
                     return DRAW
             else:
                 stack[base + ply] = key
+
+            if (mine | theirs).bit_count() <= table_pieces and mine and theirs:
+                # Inside the endgame tables: their verdict is exact, whatever the depth.
+                assert table_value is not None
+                value = table_value(mine, theirs, kings, white)
+                if value is not None:
+                    if value == 0:
+                        # A draw with best play, nudged by the evaluation: of two drawn
+                        # endings, the one a man up leaves the opponent more to get wrong.
+                        return evaluate(mine, theirs, kings, white) >> _TABLE_DRAW_SHIFT
+                    if value < LOSS_BASE:
+                        return TABLE_WIN - value
+                    return value - LOSS_BASE - TABLE_WIN
 
             if depth <= 0:
                 if not mine:
