@@ -1,14 +1,17 @@
 """The least a move can take on this machine along Goti's path, with handlers that do nothing.
 
-A move in Goti crosses: the player's client → the tables service (gRPC) → the referee
-(gRPC) → one Lua script on Redis (store, append to the log, publish) → Redis pub/sub → the
-tables service → two watch streams (gRPC) back to the watchers.  This benchmark builds the
-same chain out of bare parts and times it the way ``bench/tables.py`` times Goti:
+A move in Goti crosses: the player's client → the tables service (gRPC) → the referee (a
+message each way on a long-lived gRPC stream) → one Lua script on Redis (store, append to the
+log, publish) → Redis pub/sub → the tables service → two watch streams (gRPC) back to the
+watchers.  This benchmark builds the same chain out of bare parts and times it the way
+``bench/tables.py`` times Goti:
 
-- a *referee* process: a ``grpc.aio`` server whose one unary method returns its request;
-- a *tables* process: a ``grpc.aio`` server whose ``Play`` calls that referee, runs one Lua
-  script (HSET, RPUSH, PUBLISH) and answers, and whose ``Watch`` streams what one shared
-  pub/sub connection receives on the table's channel;
+- a *referee* process: a ``grpc.aio`` server whose one method, a bidirectional stream,
+  answers each request with its call id, as Goti's ``ApplyStream`` does;
+- a *tables* process: a ``grpc.aio`` server whose ``Play`` asks that referee over one of
+  four long-lived streams (the answer found by its call id, as ``goti.tables.peers`` does),
+  runs one Lua script (HSET, RPUSH, PUBLISH) and answers, and whose ``Watch`` streams what
+  one shared pub/sub connection receives on the table's channel;
 - a Redis process with the append-only log on, as in ``bench/tables.py``;
 - this process: players and two watchers per table, over 16 channels.
 
@@ -27,8 +30,8 @@ Measured:
 - closed loop: 16 tables moving back to back, as ``bench/tables.py``'s closed loop: moves
   per second and the CPU time each server process spends per move (tables, referee, Redis,
   from ``/proc/<pid>/stat``), the least Goti's own CPU figure could be;
-- each hop on its own after 0.3 s of quiet: one unary call to the tables server, one to the
-  referee, a Redis PING.
+- each hop on its own after 0.3 s of quiet: one unary call to the tables server, one request
+  and its answer on an open stream to the referee, a Redis PING.
 
 Run: ``python bench/move_path_floor.py`` (figures to ``bench/results/move_path_floor.json``).
 """
@@ -38,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import os
 import random
 import subprocess
@@ -70,7 +74,10 @@ HOST: Final = "127.0.0.1"
 CALL_TIMEOUT: Final = 10.0
 PLAY: Final = "/floor.Tables/Play"
 WATCH: Final = "/floor.Tables/Watch"
-APPLY: Final = "/floor.Referee/Apply"
+APPLY: Final = "/floor.Referee/ApplyStream"
+APPLY_STREAMS: Final = 4
+"""Streams the tables stand-in keeps open to the referee's, as Goti's tables service does."""
+CALL_ID_BYTES: Final = 8
 PING: Final = "/floor.Tables/Ping"
 STATE_BYTES: Final = 230
 ANSWER_BYTES: Final = 570
@@ -97,20 +104,66 @@ def _summary(values: Sequence[float]) -> dict[str, float | int]:
 
 
 async def _serve_referee(port: int) -> None:
-    async def apply(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        return request + b"\0" * (ANSWER_BYTES - len(request))
+    async def apply(
+        requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        async for request in requests:
+            await context.write(request + b"\0" * (ANSWER_BYTES - len(request)))
 
     server = grpc.aio.server(options=serving.server_options(Settings()))
     server.add_generic_rpc_handlers(
         [
             grpc.method_handlers_generic_handler(
-                "floor.Referee", {"Apply": grpc.unary_unary_rpc_method_handler(apply)}
+                "floor.Referee", {"ApplyStream": grpc.stream_stream_rpc_method_handler(apply)}
             )
         ]
     )
     server.add_insecure_port(f"{HOST}:{port}")
     await server.start()
     await server.wait_for_termination()
+
+
+class _RefereeStream:
+    """One long-lived stream to the referee's stand-in: a task writes the requests in turn,
+    a task reads the answers and hands each to the caller waiting for its call id."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        open_stream: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(APPLY)
+        # Either stand-in may start first: the stream waits for the referee's.
+        self._call = open_stream(wait_for_ready=True)
+        self._outgoing: asyncio.Queue[bytes] = asyncio.Queue()
+        self._waiting: dict[bytes, asyncio.Future[bytes]] = {}
+        self._ids = itertools.count()
+        self._tasks = (
+            asyncio.ensure_future(self._write()),
+            asyncio.ensure_future(self._read()),
+        )
+
+    async def ask(self, state: bytes) -> bytes:
+        call_id = next(self._ids).to_bytes(CALL_ID_BYTES, "big")
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self._waiting[call_id] = future
+        self._outgoing.put_nowait(call_id + state)
+        try:
+            return await future
+        finally:
+            self._waiting.pop(call_id, None)
+
+    async def _write(self) -> None:
+        while True:
+            await self._call.write(await self._outgoing.get())
+
+    async def _read(self) -> None:
+        while (answer := await self._call.read()) is not grpc.aio.EOF:
+            assert isinstance(answer, bytes)
+            future = self._waiting.pop(answer[:CALL_ID_BYTES], None)
+            if future is not None and not future.done():
+                future.set_result(answer[CALL_ID_BYTES:])
+
+    def close(self) -> None:
+        self._call.cancel()
+        for task in self._tasks:
+            task.cancel()
 
 
 @dataclass
@@ -155,12 +208,14 @@ async def _serve_tables(port: int, referee_target: str, redis_url: str) -> None:
     reader = asyncio.ensure_future(subscriptions.read_forever())
     await subscriptions.subscribed.wait()
     channel = grpc.aio.insecure_channel(referee_target, options=serving.channel_options(Settings()))
-    apply: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(APPLY)
+    referee_streams = [_RefereeStream(channel) for _ in range(APPLY_STREAMS)]
+    turns = itertools.cycle(referee_streams)
     state = os.urandom(STATE_BYTES)
 
     async def play(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
         table, _, event = request.partition(b"|")
-        answer = await apply(state, timeout=CALL_TIMEOUT)
+        async with asyncio.timeout(CALL_TIMEOUT):
+            answer = await next(turns).ask(state)
         name = table.decode()
         await commit(
             keys=[f"floor:{name}:game", f"floor:{name}:log", f"floor:{name}"],
@@ -198,6 +253,8 @@ async def _serve_tables(port: int, referee_target: str, redis_url: str) -> None:
         await server.wait_for_termination()
     finally:
         reader.cancel()
+        for stream in referee_streams:
+            stream.close()
 
 
 # -- the players and watchers ---------------------------------------------------------------
@@ -386,9 +443,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             ]
             referee = grpc.aio.insecure_channel(referee_target, options=options)
             ping: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channels[0].unary_unary(PING)
-            apply: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = referee.unary_unary(APPLY)
             await _wait_for(lambda: ping(b"x", timeout=1))
-            await _wait_for(lambda: apply(b"x", timeout=1))
+            referee_stream = _RefereeStream(referee)
+            await asyncio.wait_for(referee_stream.ask(b"x"), 60)
             assert backend.redis is not None
             redis = Redis.from_url(backend.redis.url)
             state = os.urandom(STATE_BYTES)
@@ -397,12 +454,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "tables_call_ms": await _timed(
                     lambda: ping(b"x", timeout=CALL_TIMEOUT), args.hop_rounds, args.idle_pause
                 ),
-                "referee_call_ms": await _timed(
-                    lambda: apply(state, timeout=CALL_TIMEOUT), args.hop_rounds, args.idle_pause
+                "referee_stream_message_ms": await _timed(
+                    lambda: asyncio.wait_for(referee_stream.ask(state), CALL_TIMEOUT),
+                    args.hop_rounds,
+                    args.idle_pause,
                 ),
                 "redis_ping_ms": await _timed(redis.ping, args.hop_rounds, args.idle_pause),
             }
             await redis.aclose()
+            referee_stream.close()
             print(f"each hop after {args.idle_pause} s of quiet: {results['hops_after_idle']}")
             results["open_loop"] = []
             for count in args.tables:

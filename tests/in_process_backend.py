@@ -14,7 +14,7 @@ from typing import Final
 from goti import serving
 from goti.ai.servicer import bind as bind_ai_service
 from goti.ai.servicer import search_pool
-from goti.referee.servicer import bind as bind_referee
+from goti.referee.servicer import RefereeService
 from goti.settings import Settings
 from goti.tables.options import TablesOptions
 from goti.tables.runtime import TablesRuntime, close_redis, open_redis_client
@@ -31,10 +31,17 @@ test's own busy process, has 30 s a call rather than 3 (no test is about that de
 
 @contextlib.asynccontextmanager
 async def running_server(
-    name: str, bind: serving.Bind, settings: Settings, *, metrics_port: int | None = None
+    name: str,
+    bind: serving.Bind,
+    settings: Settings,
+    *,
+    metrics_port: int | None = None,
+    drain: serving.Drain | None = None,
 ) -> AsyncIterator[serving.RunningServer]:
     """A Goti server on a free port, stopped at once on the way out."""
-    running = await serving.start_server(name, bind, settings, port=0, metrics_port=metrics_port)
+    running = await serving.start_server(
+        name, bind, settings, port=0, metrics_port=metrics_port, drain=drain
+    )
     try:
         yield running
     finally:
@@ -44,7 +51,8 @@ async def running_server(
 @contextlib.asynccontextmanager
 async def referee_server(settings: Settings) -> AsyncIterator[str]:
     """The referee; yields its address."""
-    async with running_server("referee", bind_referee, settings) as running:
+    referee = RefereeService()
+    async with running_server("referee", referee.bind, settings, drain=referee.drain) as running:
         yield running.target
 
 

@@ -158,9 +158,10 @@ def _port(text: str) -> int:
 
 def _serve_referee(settings: Settings, args: argparse.Namespace) -> None:
     from goti import serving  # noqa: PLC0415
-    from goti.referee.servicer import bind  # noqa: PLC0415
+    from goti.referee.servicer import RefereeService  # noqa: PLC0415
 
-    serving.run_service("referee", bind, settings, port=args.port)
+    service = RefereeService()
+    serving.run_service("referee", service.bind, settings, port=args.port, drain=service.drain)
 
 
 def _serve_tables(settings: Settings, args: argparse.Namespace) -> None:
@@ -247,6 +248,13 @@ def _run_endgames(args: argparse.Namespace) -> int:
     return command.run_build(args) if args.action == "build" else command.run_verify(args)
 
 
+def _run_book(args: argparse.Namespace) -> int:
+    # The search loads only when it runs.
+    from goti.ai import book_command  # noqa: PLC0415
+
+    return book_command.run_build(args)
+
+
 def _endgame_pieces(text: str) -> int:
     if not (text.isascii() and text.isdigit()) or not 2 <= int(text) <= 6:
         raise argparse.ArgumentTypeError(f"pieces must be 2 to 6, not {text!r}")
@@ -296,6 +304,15 @@ def _add_engine(commands: argparse._SubParsersAction[_Parser]) -> None:
     engine_parser.set_defaults(run=_run_engine)
 
 
+def _add_variant_or_both(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--variant",
+        choices=["english", "russian", "both"],
+        default="both",
+        help="english, russian or both (default: both)",
+    )
+
+
 def _add_endgames(commands: argparse._SubParsersAction[_Parser]) -> None:
     endgames_parser = commands.add_parser(
         "endgames",
@@ -307,12 +324,7 @@ def _add_endgames(commands: argparse._SubParsersAction[_Parser]) -> None:
     build_parser = actions.add_parser("build", help="solve the tables and write them")
     verify_parser = actions.add_parser("verify", help="check stored tables move by move")
     for parser in (build_parser, verify_parser):
-        parser.add_argument(
-            "--variant",
-            choices=["english", "russian", "both"],
-            default="both",
-            help="english, russian or both (default: both)",
-        )
+        _add_variant_or_both(parser)
         parser.set_defaults(run=_run_endgames)
     build_parser.add_argument(
         "--pieces", type=_endgame_pieces, default=4, help="the most pieces (default: 4)"
@@ -323,6 +335,35 @@ def _add_endgames(commands: argparse._SubParsersAction[_Parser]) -> None:
     shipped = "(default: the tables shipped with Goti)"
     build_parser.add_argument("--out", type=Path, help=f"the folder to write to {shipped}")
     verify_parser.add_argument("--dir", type=Path, help=f"the folder to check {shipped}")
+
+
+def _add_book(commands: argparse._SubParsersAction[_Parser]) -> None:
+    book_parser = commands.add_parser(
+        "book",
+        help="build the opening book",
+        description="Search the positions of the standard openings deeply and write the "
+        "opening book the timed levels play from.",
+    )
+    actions = book_parser.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    build_parser = actions.add_parser("build", help="search the openings and write the book")
+    _add_variant_or_both(build_parser)
+    build_parser.add_argument(
+        "--seconds", type=float, default=0.6, help="CPU seconds a position (default: 0.6)"
+    )
+    build_parser.add_argument(
+        "--openings",
+        type=Path,
+        default=Path("bench/openings.json"),
+        help="the openings file (default: bench/openings.json)",
+    )
+    build_parser.add_argument(
+        "--out", type=Path, help="the folder to write to (default: the book shipped with Goti)"
+    )
+    build_parser.add_argument("--jobs", type=int, default=1, help="processes (default: 1)")
+    build_parser.add_argument(
+        "--limit", type=int, help="only the first N openings of each variant (a quick build)"
+    )
+    build_parser.set_defaults(run=_run_book)
 
 
 def _add_serve(commands: argparse._SubParsersAction[_Parser]) -> None:
@@ -391,6 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_demo,
         _add_engine,
         _add_endgames,
+        _add_book,
         _add_serve,
         _add_play,
     ):

@@ -225,6 +225,16 @@ class FailingReferee(referee_pb2_grpc.RefereeServiceServicer):
     ) -> referee_pb2.ApplyResponse:
         await context.abort_with_status(TOO_SOON.to_grpc_status())
 
+    async def ApplyStream(  # noqa: N802
+        self,
+        request_iterator: AsyncIterator[referee_pb2.ApplyStreamRequest],
+        context: grpc.aio.ServicerContext[object, object],
+    ) -> AsyncIterator[referee_pb2.ApplyStreamResponse]:
+        async for streamed in request_iterator:
+            yield referee_pb2.ApplyStreamResponse(
+                call_id=streamed.call_id, refusal=TOO_SOON.to_proto().SerializeToString()
+            )
+
     async def DescribeGame(  # noqa: N802
         self,
         request: referee_pb2.DescribeGameRequest,
@@ -273,6 +283,16 @@ async def test_the_status_survives_an_asyncio_call(address: str) -> None:
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             await stub.Apply(referee_pb2.ApplyRequest(), timeout=CALL_TIMEOUT)
         assert ErrorStatus.from_rpc_error(raised.value) == TOO_SOON
+
+        # On a stream, the refusal is a message: the same Status, read from its bytes.
+        stream = stub.ApplyStream(timeout=CALL_TIMEOUT)
+        await stream.write(referee_pb2.ApplyStreamRequest(call_id=7))
+        answer = await stream.read()
+        assert isinstance(answer, referee_pb2.ApplyStreamResponse)
+        assert answer.call_id == 7
+        assert ErrorStatus.from_details(answer.refusal) == TOO_SOON
+        await stream.done_writing()
+        assert await stream.read() is grpc.aio.EOF
 
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             await stub.DescribeGame(referee_pb2.DescribeGameRequest(), timeout=CALL_TIMEOUT)

@@ -132,3 +132,40 @@ def test_the_spliced_bytes_are_the_request_with_its_state_set(name: str) -> None
     assert {field.name for field, _ in spliced.ListFields()} >= {"state"} | {
         name for name in filled if name in request_class.DESCRIPTOR.fields_by_name
     }
+
+
+def test_a_streamed_apply_is_its_call_id_then_its_request_as_field_2() -> None:
+    fields = referee_pb2.ApplyStreamRequest.DESCRIPTOR.fields_by_number
+    assert fields[1].name == "call_id"
+    assert fields[1].type == FieldDescriptor.TYPE_UINT64
+    assert fields[2].name == "request"
+    assert fields[2].type == FieldDescriptor.TYPE_MESSAGE
+    assert fields[2].message_type is not None
+    assert fields[2].message_type.full_name == referee_pb2.ApplyRequest.DESCRIPTOR.full_name
+    assert not fields[2].is_repeated
+    assert set(fields) == {1, 2}
+
+
+@pytest.mark.parametrize("call_id", [1, 127, 128, 2**32 + 5, 2**64 - 1])
+def test_the_spliced_stream_request_carries_the_call_id_and_the_whole_apply(call_id: int) -> None:
+    game = Game()
+    for move in ("11-15", "22-18"):
+        game.play(move)
+    state = convert.game_state_to_proto(game.state())
+    action = referee_pb2.ApplyRequest(side=game_pb2.COLOR_BLACK, move_notation="15x22")
+
+    streamed = referee_pb2.ApplyStreamRequest.FromString(
+        peers.as_stream_request(call_id, peers.with_state(state.SerializeToString(), action))
+    )
+
+    expected = referee_pb2.ApplyRequest()
+    expected.CopyFrom(action)
+    expected.state.CopyFrom(state)
+    assert streamed.call_id == call_id
+    assert streamed.request == expected
+
+
+def test_peers_builds_its_stream_requests_with_the_splice() -> None:
+    source = inspect.getsource(peers)
+    assert "as_stream_request(call_id, request)" in source
+    assert "ApplyStreamRequest(" not in source

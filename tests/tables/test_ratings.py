@@ -249,6 +249,7 @@ async def test_a_replica_that_stops_at_the_games_end_leaves_it_to_the_timers_onc
         settled = await committer.commit(
             loaded, Ruling(events.resigned(game_pb2.COLOR_BLACK, response), response)
         )
+        await referee.close()
     finally:
         await channel.close()
     # The follow-up the commit called for is dropped, as by a replica killed at this point.

@@ -77,6 +77,10 @@ _STATUS_OF_REASON: Final[dict[str, grpc.StatusCode]] = {
 """The status code that goes with each reason, as errors.proto documents it."""
 
 
+_STATUS_CODES: Final = {code.value[0]: code for code in grpc.StatusCode}
+"""Each gRPC status code by its number, as a ``google.rpc.Status`` gives it."""
+
+
 def reason_name(reason: errors_pb2.ErrorReason.ValueType) -> str:
     """The ``ErrorInfo.reason`` string of a reason: its enum name without ``ERROR_REASON_``.
 
@@ -158,9 +162,27 @@ class ErrorStatus(NamedTuple):
         for key, value in pairs:
             if key != STATUS_DETAILS_KEY or not isinstance(value, bytes):
                 continue
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                info = error_details_pb2.ErrorInfo()
-                if detail.Unpack(info) and info.domain == ERROR_DOMAIN:
-                    return cls(error.code(), info.reason, status.message, dict(info.metadata))
+            found = cls.from_details(value, code=error.code())
+            if found is not None:
+                return found
+        return None
+
+    @classmethod
+    def from_details(
+        cls, details: bytes, *, code: grpc.StatusCode | None = None
+    ) -> ErrorStatus | None:
+        """The Goti status in a serialized ``google.rpc.Status`` (what the
+        ``grpc-status-details-bin`` trailer holds); its code is ``code`` when given, else the
+        Status's own. None when it carries no Goti ``ErrorInfo``.
+
+        >>> status = ErrorStatus.of(errors_pb2.ERROR_REASON_NOT_YOUR_TURN, "wait")
+        >>> ErrorStatus.from_details(status.to_proto().SerializeToString()) == status
+        True
+        """
+        status = status_pb2.Status.FromString(details)
+        for detail in status.details:
+            info = error_details_pb2.ErrorInfo()
+            if detail.Unpack(info) and info.domain == ERROR_DOMAIN:
+                found = _STATUS_CODES.get(status.code, grpc.StatusCode.UNKNOWN)
+                return cls(code or found, info.reason, status.message, dict(info.metadata))
         return None

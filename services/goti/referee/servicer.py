@@ -11,6 +11,8 @@ and is left to surface as one.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from typing import Any, Final, Never, TypeAlias
 
 import grpc
@@ -59,8 +61,8 @@ def _error_status(error: Exception, field: str | None) -> ErrorStatus | None:
     return convert.rules_error_status(error, field=field)
 
 
-async def _refuse(context: Context, error: Exception, field: str | None = None) -> Never:
-    """End the call with the Goti status for ``error``; re-raise what has none (a bug)."""
+def _refusal(error: Exception, field: str | None = None) -> ErrorStatus:
+    """The Goti status for ``error``; re-raises what has none (a bug)."""
     status = _error_status(error, field)
     if status is None:
         raise error
@@ -69,7 +71,16 @@ async def _refuse(context: Context, error: Exception, field: str | None = None) 
         # many flying-king captures both together would pass the 8 KiB of trailers a gRPC
         # client accepts by default. The metadata keeps the whole list.
         status = status._replace(message=status.message[: MAX_STATUS_MESSAGE_CHARS - 1] + "…")
+    return status
+
+
+async def _abort(context: Context, status: ErrorStatus) -> Never:
     await context.abort(status.code, status.message, status.trailing_metadata())
+
+
+async def _refuse(context: Context, error: Exception, field: str | None = None) -> Never:
+    """End the call with the Goti status for ``error``; re-raise what has none (a bug)."""
+    await _abort(context, _refusal(error, field))
 
 
 def _game(
@@ -83,8 +94,53 @@ def _game(
     return actions.load(convert.game_state_from_proto(request.state))
 
 
+def apply(
+    request: referee_pb2.ApplyRequest, response: referee_pb2.ApplyResponse
+) -> ErrorStatus | None:
+    """Apply's whole ruling, unary or streamed: fills ``response`` with the game after the
+    action, or returns the refusal (leaving ``response`` to be dropped)."""
+    kind = request.WhichOneof("action")
+    record = None
+    try:
+        game = _game(request)
+        if kind == "move_path":
+            by = convert.optional_color_from_proto(request.side, field="side")
+            path = convert.move_path_from_proto(request.move_path)
+            record = actions.play(game, path, by, field="move_path.squares")
+        elif kind == "move_notation":
+            by = convert.optional_color_from_proto(request.side, field="side")
+            record = actions.play(game, request.move_notation, by, field="move_notation")
+        elif kind == "game_action":
+            action = _ACTIONS.get(request.game_action)
+            if action is None:
+                raise convert.InvalidFieldError(
+                    f"game_action {request.game_action} is not an action", field="game_action"
+                )
+            by = convert.color_from_proto(request.side, field="side")
+            response.taken_back.extend(actions.act(game, action, by))
+        else:
+            raise convert.InvalidFieldError(
+                "set one of move_path, move_notation or game_action", field="action"
+            )
+    except ValueError as error:
+        return _refusal(error, _MOVE_FIELDS.get(kind or ""))
+    response.state.CopyFrom(convert.game_state_to_proto(game.state()))
+    response.view.CopyFrom(convert.game_view_to_proto(game))
+    if record is not None:
+        response.move.CopyFrom(convert.move_record_to_proto(record, game.variant))
+    return None
+
+
+_STOPPING: Final = "the referee is stopping: send again on a new stream"
+
+
 class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
-    """The referee's RPCs. Holds nothing between calls."""
+    """The referee's RPCs. Holds nothing between calls but its open ApplyStreams, which
+    :meth:`stop` ends."""
+
+    def __init__(self) -> None:
+        self._stopping = False
+        self._streams: set[asyncio.Task[None]] = set()
 
     async def StartGame(  # noqa: N802
         self, request: referee_pb2.StartGameRequest, context: Context
@@ -125,39 +181,57 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     async def Apply(  # noqa: N802
         self, request: referee_pb2.ApplyRequest, context: Context
     ) -> referee_pb2.ApplyResponse:
-        kind = request.WhichOneof("action")
-        move_field = _MOVE_FIELDS.get(kind or "")
-        record = None
-        taken_back: tuple[str, ...] = ()
+        response = referee_pb2.ApplyResponse()
+        refusal = apply(request, response)
+        if refusal is not None:
+            await _abort(context, refusal)
+        return response
+
+    # A coroutine that writes its answers, where the generated base declares a generator:
+    # a task of its own answers, which stop() can cancel while it waits for a request.
+    async def ApplyStream(  # type: ignore[override]  # noqa: N802
+        self, requests: AsyncIterator[referee_pb2.ApplyStreamRequest], context: Context
+    ) -> None:
+        if self._stopping:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, _STOPPING)
+        answering = asyncio.ensure_future(self._answer(requests, context))
+        self._streams.add(answering)
         try:
-            game = _game(request)
-            if kind == "move_path":
-                by = convert.optional_color_from_proto(request.side, field="side")
-                path = convert.move_path_from_proto(request.move_path)
-                record = actions.play(game, path, by, field="move_path.squares")
-            elif kind == "move_notation":
-                by = convert.optional_color_from_proto(request.side, field="side")
-                record = actions.play(game, request.move_notation, by, field="move_notation")
-            elif kind == "game_action":
-                action = _ACTIONS.get(request.game_action)
-                if action is None:
-                    raise convert.InvalidFieldError(
-                        f"game_action {request.game_action} is not an action", field="game_action"
-                    )
-                by = convert.color_from_proto(request.side, field="side")
-                taken_back = actions.act(game, action, by)
+            await answering
+        except asyncio.CancelledError:
+            # stop() cancels the answering; a cancelled call cancels this task too.
+            current = asyncio.current_task()
+            if not self._stopping or (current is not None and current.cancelling()):
+                raise
+        finally:
+            self._streams.discard(answering)
+        if self._stopping:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, _STOPPING)
+
+    async def _answer(
+        self, requests: AsyncIterator[referee_pb2.ApplyStreamRequest], context: Context
+    ) -> None:
+        """Answer each request in turn, until the caller stops sending."""
+        observer = serving.carried_call_observer("Apply")
+        async for streamed in requests:
+            started_at = observer.start()
+            answer = referee_pb2.ApplyStreamResponse(call_id=streamed.call_id)
+            refusal = apply(streamed.request, answer.response)
+            if refusal is None:
+                observer.finish(started_at, grpc.StatusCode.OK)
             else:
-                raise convert.InvalidFieldError(
-                    "set one of move_path, move_notation or game_action", field="action"
-                )
-        except ValueError as error:
-            await _refuse(context, error, move_field)
-        return referee_pb2.ApplyResponse(
-            state=convert.game_state_to_proto(game.state()),
-            view=convert.game_view_to_proto(game),
-            move=None if record is None else convert.move_record_to_proto(record, game.variant),
-            taken_back=taken_back,
-        )
+                answer.refusal = refusal.to_proto().SerializeToString()
+                observer.finish(started_at, refusal.code)
+            await context.write(answer)
+
+    async def stop(self) -> None:
+        """End every ApplyStream with UNAVAILABLE, now and from now on, so that callers send
+        what is unanswered again elsewhere (the harness's drain: gRPC has sent its GOAWAYs,
+        and the streams would otherwise hold the stop for its whole grace period)."""
+        self._stopping = True
+        for answering in list(self._streams):
+            answering.cancel()
+        await asyncio.gather(*self._streams, return_exceptions=True)
 
     async def ExportPdn(  # noqa: N802
         self, request: referee_pb2.ExportPdnRequest, context: Context
@@ -174,6 +248,24 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
 # -- registration ---------------------------------------------------------------------------
 
 
+class RefereeService:
+    """The referee as the harness serves it: :meth:`bind` adds it to a server and
+    :meth:`drain` ends its streams when that server stops."""
+
+    def __init__(self) -> None:
+        self._servicer = RefereeServicer()
+
+    def bind(self, server: grpc.aio.Server) -> list[str]:
+        """Add the referee to ``server``; returns the full name of the service added."""
+        return [serving.add_servicer(server, SERVICE, self._servicer)]
+
+    async def drain(self) -> None:
+        """End the ApplyStreams, which callers resume on other replicas."""
+        await self._servicer.stop()
+
+
 def bind(server: grpc.aio.Server) -> list[str]:
-    """Add the referee to ``server``; returns the full name of the service added."""
-    return [serving.add_servicer(server, SERVICE, RefereeServicer())]
+    """Add a referee to ``server`` whose streams end only when the server cuts them (tests
+    that stop their referee at once); a server stopped gracefully needs
+    :class:`RefereeService`'s drain too."""
+    return RefereeService().bind(server)

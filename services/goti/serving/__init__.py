@@ -32,6 +32,7 @@ One module a job, each importing only those before it (``make lint`` holds them 
 harness's API; the services, the tests and the benchmarks import them from here.
 """
 
+from goti.serving.interceptors import CallObserver, carried_call_observer
 from goti.serving.logs import JsonLogFormatter, TextLogFormatter, configure_logging
 from goti.serving.memory import SURVIVORS_KEPT_FROZEN_SECONDS, SurvivorFreezer
 from goti.serving.metrics import LATENCY_BUCKETS, RpcMetrics, new_registry
@@ -49,6 +50,7 @@ __all__ = [
     "SHUTDOWN_PAUSE_SECONDS",
     "SURVIVORS_KEPT_FROZEN_SECONDS",
     "Bind",
+    "CallObserver",
     "Drain",
     "JsonLogFormatter",
     "RpcMetrics",
@@ -56,6 +58,7 @@ __all__ = [
     "SurvivorFreezer",
     "TextLogFormatter",
     "add_servicer",
+    "carried_call_observer",
     "channel_options",
     "configure_logging",
     "main",

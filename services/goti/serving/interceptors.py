@@ -8,7 +8,8 @@ import contextlib
 import inspect
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any, Final, TypeAlias
+from contextvars import ContextVar
+from typing import Any, Final, Protocol, TypeAlias
 
 import grpc
 from prometheus_client import Counter
@@ -100,6 +101,27 @@ _RPC_TYPES: Final = {
 }
 
 
+class CallObserver(Protocol):
+    """Records the calls of one method: :meth:`start` as each begins, :meth:`finish` once as
+    it ends."""
+
+    def start(self) -> float:
+        """Count a call begun; returns the time it began, for :meth:`finish`."""
+
+    def finish(self, started_at: float, code: grpc.StatusCode) -> None:
+        """Count a call ended with ``code`` and time it from ``started_at``."""
+
+
+class _Unobserved:
+    """Records nothing: for calls carried by a stream outside a Goti server."""
+
+    def start(self) -> float:
+        return 0.0
+
+    def finish(self, started_at: float, code: grpc.StatusCode) -> None:
+        pass
+
+
 class _CallObserver:
     """Records one method's calls: started when created, finished once.
 
@@ -149,18 +171,54 @@ def _code_on_error(
     return grpc.StatusCode.UNKNOWN
 
 
+class _CarriedCalls:
+    """The observers of the calls a bidirectional stream carries, by method."""
+
+    def __init__(self, metrics: RpcMetrics, service: str) -> None:
+        self._metrics = metrics
+        self._service = service
+        self._observers: dict[str, _CallObserver] = {}
+
+    def observer(self, method: str) -> _CallObserver:
+        found = self._observers.get(method)
+        if found is None:
+            labels = (_RPC_TYPES[True, True], self._service, method)
+            found = self._observers[method] = _CallObserver(self._metrics, labels)
+        return found
+
+
+# Set while a bidirectional stream's handler runs (a context variable: each call's handler
+# runs in a task of its own, and tasks it starts inherit it).
+_CARRIED_CALLS: ContextVar[_CarriedCalls | None] = ContextVar("goti_carried_calls", default=None)
+
+
+def carried_call_observer(method: str) -> CallObserver:
+    """Within a bidirectional stream's handler on a Goti server: the observer that records
+    each call the stream carries (one request and its answer) in the server's RPC metrics as
+    a call of ``method``, ``grpc_type="bidi_stream"``. Elsewhere, one that records nothing."""
+    carried = _CARRIED_CALLS.get()
+    return _Unobserved() if carried is None else carried.observer(method)
+
+
 def _observe_call(
-    behavior: Callable[..., Awaitable[Any]], observer: _CallObserver
+    behavior: Callable[..., Awaitable[Any]],
+    observer: _CallObserver,
+    carried: _CarriedCalls | None = None,
 ) -> Callable[..., Awaitable[Any]]:
-    """Wrap a coroutine handler: unary responses, or streams written with context.write()."""
+    """Wrap a coroutine handler: unary responses, or streams written with context.write()
+    (for a bidirectional one, with ``carried`` the observers of the calls it carries)."""
 
     async def observed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         started_at = observer.start()
+        carrying = None if carried is None else _CARRIED_CALLS.set(carried)
         try:
             response = await behavior(request, context)
         except BaseException as error:
             observer.finish(started_at, _code_on_error(error, context))
             raise
+        finally:
+            if carrying is not None:
+                _CARRIED_CALLS.reset(carrying)
         observer.finish(started_at, _code_on_return(context))
         return response
 
@@ -204,8 +262,9 @@ class CallMetrics:
         kind = (handler.request_streaming, handler.response_streaming)
         labels = (_RPC_TYPES[kind], service_of(method), method.rpartition("/")[2])
         observer = _CallObserver(self._metrics, labels)
+        carried = _CarriedCalls(self._metrics, labels[1]) if kind == (True, True) else None
         return rewrapped(
             handler,
-            lambda behavior: _observe_call(behavior, observer),
+            lambda behavior: _observe_call(behavior, observer, carried),
             lambda behavior: _observe_stream(behavior, observer),
         )

@@ -52,7 +52,9 @@ class RpcMetrics:
     ``grpc_server_started_total`` and ``grpc_server_handled_total`` (with ``grpc_code``) count
     calls by ``grpc_type``, ``grpc_service`` and ``grpc_method``;
     ``grpc_server_handling_seconds`` times them. A streaming call counts as handled, and is
-    timed, when its stream ends.
+    timed, when its stream ends; each call a bidirectional stream carries (the referee's
+    streamed Applies) may count too, as a call of its own method and ``grpc_type``
+    ``bidi_stream`` (:func:`~goti.serving.interceptors.carried_call_observer`).
     """
 
     def __init__(self, registry: CollectorRegistry) -> None:

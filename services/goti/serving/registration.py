@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,19 +65,44 @@ def _streaming_handler(method: Callable[[Any, Any], Any]) -> Callable[..., Any]:
     return handle
 
 
+async def _decoded(requests: AsyncIterator[object], context: Any) -> AsyncIterator[object]:
+    async for request in requests:
+        if isinstance(request, _UndecodableRequest):
+            # No answer can name the request it refuses: the stream ends.
+            await _refuse_undecodable(context, request)
+        yield request
+
+
+def _bidirectional_handler(method: Callable[[Any, Any], Awaitable[None]]) -> Callable[..., Any]:
+    async def handle(requests: AsyncIterator[object], context: Any) -> None:
+        await method(_decoded(requests, context), context)
+
+    return handle
+
+
 def add_servicer(server: grpc.aio.Server, service: ServiceDescriptor, servicer: object) -> str:
     """Add ``servicer``'s methods for ``service`` to ``server``; returns the service's name.
 
     Requests are decoded here rather than by gRPC, so that bytes that are no request message
     at all are refused as INVALID_ARGUMENT with reason INVALID_REQUEST, instead of the
-    UNKNOWN status gRPC gives a failing deserializer.
+    UNKNOWN status gRPC gives a failing deserializer; on a bidirectional stream (whose
+    handler reads an async iterator of requests and writes with ``context.write()``) such
+    bytes end the stream so.
     """
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for method in service.methods:
         request_class = message_factory.GetMessageClass(method.input_type)
         response_class = message_factory.GetMessageClass(method.output_type)
         behavior = getattr(servicer, method.name)
-        if method.server_streaming:
+        if method.client_streaming and method.server_streaming:
+            handlers[method.name] = grpc.stream_stream_rpc_method_handler(
+                _bidirectional_handler(behavior),
+                request_deserializer=_lenient_decoder(request_class),
+                response_serializer=response_class.SerializeToString,
+            )
+        elif method.client_streaming:
+            raise ValueError(f"{method.full_name}: client streams are not served")
+        elif method.server_streaming:
             handlers[method.name] = grpc.unary_stream_rpc_method_handler(
                 _streaming_handler(behavior),
                 request_deserializer=_lenient_decoder(request_class),

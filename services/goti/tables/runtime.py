@@ -176,6 +176,7 @@ class TablesRuntime:
         matchmaking_servicer: MatchmakingServicer,
         seeking: Seeking,
         pairing: PairingWorker,
+        referee: Referee,
     ) -> None:
         self.store = store
         # One pair of servicers for every protocol: gRPC, and Connect and gRPC-Web on the
@@ -188,6 +189,7 @@ class TablesRuntime:
         self.matchmaking_servicer = matchmaking_servicer
         self.seeking = seeking
         self.pairing = pairing
+        self.referee = referee
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -304,6 +306,7 @@ class TablesRuntime:
             MatchmakingServicer(players, seeking, Leaderboard(player_store)),
             seeking,
             pairing,
+            referee,
         )
 
     def start(self) -> None:
@@ -330,7 +333,8 @@ class TablesRuntime:
 
     async def close(self) -> None:
         """Stop the background work; computer turns under way get a moment to finish, and
-        what is cut short is left to another replica once its lease ends."""
+        what is cut short is left to another replica once its lease ends; then end the
+        streams to the referee."""
         await self.worker.stop()
         await self.pairing.stop()
         await self.fanout.close()
@@ -338,3 +342,4 @@ class TablesRuntime:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(finishing, _BACKGROUND_FINISH_SECONDS)
         await self.follow_ups.stop()
+        await self.referee.close()

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from goti.api.v1 import game_pb2 as goti_dot_api_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19goti/api/v1/referee.proto\x12\x0bgoti.api.v1\x1a\x16goti/api/v1/game.proto\"F\n\x10StartGameRequest\x12%\n\x07variant\x18\x01 \x01(\x0e\x32\x14.goti.api.v1.Variant\x12\x0b\n\x03\x66\x65n\x18\x02 \x01(\t\"_\n\x11StartGameResponse\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\x12#\n\x04view\x18\x02 \x01(\x0b\x32\x15.goti.api.v1.GameView\"<\n\x13\x44\x65scribeGameRequest\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\";\n\x14\x44\x65scribeGameResponse\x12#\n\x04view\x18\x01 \x01(\x0b\x32\x15.goti.api.v1.GameView\">\n\x15ListLegalMovesRequest\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\"x\n\x16ListLegalMovesResponse\x12 \n\x04side\x18\x01 \x01(\x0e\x32\x12.goti.api.v1.Color\x12&\n\x0blegal_moves\x18\x02 \x03(\x0b\x32\x11.goti.api.v1.Move\x12\x14\n\x0cmust_capture\x18\x03 \x03(\r\"\xd6\x01\n\x0c\x41pplyRequest\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\x12 \n\x04side\x18\x02 \x01(\x0e\x32\x12.goti.api.v1.Color\x12*\n\tmove_path\x18\x03 \x01(\x0b\x32\x15.goti.api.v1.MovePathH\x00\x12\x17\n\rmove_notation\x18\x04 \x01(\tH\x00\x12.\n\x0bgame_action\x18\x05 \x01(\x0e\x32\x17.goti.api.v1.GameActionH\x00\x42\x08\n\x06\x61\x63tion\"\x96\x01\n\rApplyResponse\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\x12#\n\x04view\x18\x02 \x01(\x0b\x32\x15.goti.api.v1.GameView\x12%\n\x04move\x18\x03 \x01(\x0b\x32\x17.goti.api.v1.MoveRecord\x12\x12\n\ntaken_back\x18\x04 \x03(\t\"\x9d\x01\n\x10\x45xportPdnRequest\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\x12\x35\n\x04tags\x18\x02 \x03(\x0b\x32\'.goti.api.v1.ExportPdnRequest.TagsEntry\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\" \n\x11\x45xportPdnResponse\x12\x0b\n\x03pdn\x18\x01 \x01(\t*\xb3\x01\n\nGameAction\x12\x1b\n\x17GAME_ACTION_UNSPECIFIED\x10\x00\x12\x1a\n\x16GAME_ACTION_OFFER_DRAW\x10\x01\x12\x1b\n\x17GAME_ACTION_ACCEPT_DRAW\x10\x02\x12\x1c\n\x18GAME_ACTION_DECLINE_DRAW\x10\x03\x12\x16\n\x12GAME_ACTION_RESIGN\x10\x04\x12\x19\n\x15GAME_ACTION_TAKE_BACK\x10\x05\x32\x98\x03\n\x0eRefereeService\x12J\n\tStartGame\x12\x1d.goti.api.v1.StartGameRequest\x1a\x1e.goti.api.v1.StartGameResponse\x12S\n\x0c\x44\x65scribeGame\x12 .goti.api.v1.DescribeGameRequest\x1a!.goti.api.v1.DescribeGameResponse\x12Y\n\x0eListLegalMoves\x12\".goti.api.v1.ListLegalMovesRequest\x1a#.goti.api.v1.ListLegalMovesResponse\x12>\n\x05\x41pply\x12\x19.goti.api.v1.ApplyRequest\x1a\x1a.goti.api.v1.ApplyResponse\x12J\n\tExportPdn\x12\x1d.goti.api.v1.ExportPdnRequest\x1a\x1e.goti.api.v1.ExportPdnResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19goti/api/v1/referee.proto\x12\x0bgoti.api.v1\x1a\x16goti/api/v1/game.proto\"F\n\x10StartGameRequest\x12%\n\x07variant\x18\x01 \x01(\x0e\x32\x14.goti.api.v1.Variant\x12\x0b\n\x03\x66\x65n\x18\x02 \x01(\t\"_\n\x11StartGameResponse\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\x12#\n\x04view\x18\x02 \x01(\x0b\x32\x15.goti.api.v1.GameView\"<\n\x13\x44\x65scribeGameRequest\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\";\n\x14\x44\x65scribeGameResponse\x12#\n\x04view\x18\x01 \x01(\x0b\x32\x15.goti.api.v1.GameView\">\n\x15ListLegalMovesRequest\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\"x\n\x16ListLegalMovesResponse\x12 \n\x04side\x18\x01 \x01(\x0e\x32\x12.goti.api.v1.Color\x12&\n\x0blegal_moves\x18\x02 \x03(\x0b\x32\x11.goti.api.v1.Move\x12\x14\n\x0cmust_capture\x18\x03 \x03(\r\"\xd6\x01\n\x0c\x41pplyRequest\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\x12 \n\x04side\x18\x02 \x01(\x0e\x32\x12.goti.api.v1.Color\x12*\n\tmove_path\x18\x03 \x01(\x0b\x32\x15.goti.api.v1.MovePathH\x00\x12\x17\n\rmove_notation\x18\x04 \x01(\tH\x00\x12.\n\x0bgame_action\x18\x05 \x01(\x0e\x32\x17.goti.api.v1.GameActionH\x00\x42\x08\n\x06\x61\x63tion\"\x96\x01\n\rApplyResponse\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\x12#\n\x04view\x18\x02 \x01(\x0b\x32\x15.goti.api.v1.GameView\x12%\n\x04move\x18\x03 \x01(\x0b\x32\x17.goti.api.v1.MoveRecord\x12\x12\n\ntaken_back\x18\x04 \x03(\t\"Q\n\x12\x41pplyStreamRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12*\n\x07request\x18\x02 \x01(\x0b\x32\x19.goti.api.v1.ApplyRequest\"s\n\x13\x41pplyStreamResponse\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\x04\x12.\n\x08response\x18\x02 \x01(\x0b\x32\x1a.goti.api.v1.ApplyResponseH\x00\x12\x11\n\x07refusal\x18\x03 \x01(\x0cH\x00\x42\x08\n\x06result\"\x9d\x01\n\x10\x45xportPdnRequest\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.goti.api.v1.GameState\x12\x35\n\x04tags\x18\x02 \x03(\x0b\x32\'.goti.api.v1.ExportPdnRequest.TagsEntry\x1a+\n\tTagsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\" \n\x11\x45xportPdnResponse\x12\x0b\n\x03pdn\x18\x01 \x01(\t*\xb3\x01\n\nGameAction\x12\x1b\n\x17GAME_ACTION_UNSPECIFIED\x10\x00\x12\x1a\n\x16GAME_ACTION_OFFER_DRAW\x10\x01\x12\x1b\n\x17GAME_ACTION_ACCEPT_DRAW\x10\x02\x12\x1c\n\x18GAME_ACTION_DECLINE_DRAW\x10\x03\x12\x16\n\x12GAME_ACTION_RESIGN\x10\x04\x12\x19\n\x15GAME_ACTION_TAKE_BACK\x10\x05\x32\xee\x03\n\x0eRefereeService\x12J\n\tStartGame\x12\x1d.goti.api.v1.StartGameRequest\x1a\x1e.goti.api.v1.StartGameResponse\x12S\n\x0c\x44\x65scribeGame\x12 .goti.api.v1.DescribeGameRequest\x1a!.goti.api.v1.DescribeGameResponse\x12Y\n\x0eListLegalMoves\x12\".goti.api.v1.ListLegalMovesRequest\x1a#.goti.api.v1.ListLegalMovesResponse\x12>\n\x05\x41pply\x12\x19.goti.api.v1.ApplyRequest\x1a\x1a.goti.api.v1.ApplyResponse\x12T\n\x0b\x41pplyStream\x12\x1f.goti.api.v1.ApplyStreamRequest\x1a .goti.api.v1.ApplyStreamResponse(\x01\x30\x01\x12J\n\tExportPdn\x12\x1d.goti.api.v1.ExportPdnRequest\x1a\x1e.goti.api.v1.ExportPdnResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,8 +34,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_EXPORTPDNREQUEST_TAGSENTRY']._loaded_options = None
   _globals['_EXPORTPDNREQUEST_TAGSENTRY']._serialized_options = b'8\001'
-  _globals['_GAMEACTION']._serialized_start=1109
-  _globals['_GAMEACTION']._serialized_end=1288
+  _globals['_GAMEACTION']._serialized_start=1309
+  _globals['_GAMEACTION']._serialized_end=1488
   _globals['_STARTGAMEREQUEST']._serialized_start=66
   _globals['_STARTGAMEREQUEST']._serialized_end=136
   _globals['_STARTGAMERESPONSE']._serialized_start=138
@@ -52,12 +52,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_APPLYREQUEST']._serialized_end=759
   _globals['_APPLYRESPONSE']._serialized_start=762
   _globals['_APPLYRESPONSE']._serialized_end=912
-  _globals['_EXPORTPDNREQUEST']._serialized_start=915
-  _globals['_EXPORTPDNREQUEST']._serialized_end=1072
-  _globals['_EXPORTPDNREQUEST_TAGSENTRY']._serialized_start=1029
-  _globals['_EXPORTPDNREQUEST_TAGSENTRY']._serialized_end=1072
-  _globals['_EXPORTPDNRESPONSE']._serialized_start=1074
-  _globals['_EXPORTPDNRESPONSE']._serialized_end=1106
-  _globals['_REFEREESERVICE']._serialized_start=1291
-  _globals['_REFEREESERVICE']._serialized_end=1699
+  _globals['_APPLYSTREAMREQUEST']._serialized_start=914
+  _globals['_APPLYSTREAMREQUEST']._serialized_end=995
+  _globals['_APPLYSTREAMRESPONSE']._serialized_start=997
+  _globals['_APPLYSTREAMRESPONSE']._serialized_end=1112
+  _globals['_EXPORTPDNREQUEST']._serialized_start=1115
+  _globals['_EXPORTPDNREQUEST']._serialized_end=1272
+  _globals['_EXPORTPDNREQUEST_TAGSENTRY']._serialized_start=1229
+  _globals['_EXPORTPDNREQUEST_TAGSENTRY']._serialized_end=1272
+  _globals['_EXPORTPDNRESPONSE']._serialized_start=1274
+  _globals['_EXPORTPDNRESPONSE']._serialized_end=1306
+  _globals['_REFEREESERVICE']._serialized_start=1491
+  _globals['_REFEREESERVICE']._serialized_end=1985
 # @@protoc_insertion_point(module_scope)

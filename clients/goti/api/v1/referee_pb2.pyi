@@ -330,6 +330,73 @@ class ApplyResponse(_message.Message):
 Global___ApplyResponse: _TypeAlias = ApplyResponse  # noqa: Y015
 
 @_typing.final
+class ApplyStreamRequest(_message.Message):
+    """One Apply on an ApplyStream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALL_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_FIELD_NUMBER: _builtins.int
+    call_id: _builtins.int
+    """The caller's name for this request, repeated in its answer; the caller keeps it unique
+    among the stream's requests not yet answered.
+    """
+    @_builtins.property
+    def request(self) -> Global___ApplyRequest:
+        """The action and the game, as unary Apply takes them."""
+
+    def __init__(
+        self,
+        *,
+        call_id: _builtins.int = ...,
+        request: Global___ApplyRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["request", b"request"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_id", b"call_id", "request", b"request"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ApplyStreamRequest: _TypeAlias = ApplyStreamRequest  # noqa: Y015
+
+@_typing.final
+class ApplyStreamResponse(_message.Message):
+    """The answer to one request of an ApplyStream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALL_ID_FIELD_NUMBER: _builtins.int
+    RESPONSE_FIELD_NUMBER: _builtins.int
+    REFUSAL_FIELD_NUMBER: _builtins.int
+    call_id: _builtins.int
+    """The `call_id` of the request answered."""
+    refusal: _builtins.bytes
+    """The refusal: a serialized `google.rpc.Status` (code, message, and details holding the
+    `ErrorInfo`), the very bytes unary Apply sends in its `grpc-status-details-bin`
+    trailer.
+    """
+    @_builtins.property
+    def response(self) -> Global___ApplyResponse:
+        """The game after the action, and what the action did."""
+
+    def __init__(
+        self,
+        *,
+        call_id: _builtins.int = ...,
+        response: Global___ApplyResponse | None = ...,
+        refusal: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["refusal", b"refusal", "response", b"response", "result", b"result"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_id", b"call_id", "refusal", b"refusal", "response", b"response", "result", b"result"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["response", "refusal"]  # noqa: Y015
+    _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
+
+Global___ApplyStreamResponse: _TypeAlias = ApplyStreamResponse  # noqa: Y015
+
+@_typing.final
 class ExportPdnRequest(_message.Message):
     """Asks for a game as PDN."""
 

@@ -65,6 +65,11 @@ class RefereeServiceStub:
                 request_serializer=goti_dot_api_dot_v1_dot_referee__pb2.ApplyRequest.SerializeToString,
                 response_deserializer=goti_dot_api_dot_v1_dot_referee__pb2.ApplyResponse.FromString,
                 _registered_method=True)
+        self.ApplyStream = channel.stream_stream(
+                '/goti.api.v1.RefereeService/ApplyStream',
+                request_serializer=goti_dot_api_dot_v1_dot_referee__pb2.ApplyStreamRequest.SerializeToString,
+                response_deserializer=goti_dot_api_dot_v1_dot_referee__pb2.ApplyStreamResponse.FromString,
+                _registered_method=True)
         self.ExportPdn = channel.unary_unary(
                 '/goti.api.v1.RefereeService/ExportPdn',
                 request_serializer=goti_dot_api_dot_v1_dot_referee__pb2.ExportPdnRequest.SerializeToString,
@@ -115,6 +120,19 @@ class RefereeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ApplyStream(self, request_iterator, context):
+        """Apply over one long-lived stream, for a caller that applies many actions: a message each
+        way costs a fraction of a unary call. Each request carries a `call_id` of the caller's
+        choosing and an ApplyRequest; each response carries the same `call_id` and what Apply
+        would have answered, its ApplyResponse or its refusal. Answers may come in any order,
+        and a refusal answers its one request: the stream goes on. A stopping referee ends its
+        streams with UNAVAILABLE; the caller sends what was not answered again on a new stream,
+        which is harmless, since Apply is a pure function of its request.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ExportPdn(self, request, context):
         """Writes a game, finished or not, as PDN.
         """
@@ -144,6 +162,11 @@ def add_RefereeServiceServicer_to_server(servicer, server):
                     servicer.Apply,
                     request_deserializer=goti_dot_api_dot_v1_dot_referee__pb2.ApplyRequest.FromString,
                     response_serializer=goti_dot_api_dot_v1_dot_referee__pb2.ApplyResponse.SerializeToString,
+            ),
+            'ApplyStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.ApplyStream,
+                    request_deserializer=goti_dot_api_dot_v1_dot_referee__pb2.ApplyStreamRequest.FromString,
+                    response_serializer=goti_dot_api_dot_v1_dot_referee__pb2.ApplyStreamResponse.SerializeToString,
             ),
             'ExportPdn': grpc.unary_unary_rpc_method_handler(
                     servicer.ExportPdn,
@@ -270,6 +293,33 @@ class RefereeService:
             '/goti.api.v1.RefereeService/Apply',
             goti_dot_api_dot_v1_dot_referee__pb2.ApplyRequest.SerializeToString,
             goti_dot_api_dot_v1_dot_referee__pb2.ApplyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ApplyStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/goti.api.v1.RefereeService/ApplyStream',
+            goti_dot_api_dot_v1_dot_referee__pb2.ApplyStreamRequest.SerializeToString,
+            goti_dot_api_dot_v1_dot_referee__pb2.ApplyStreamResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -54,6 +54,15 @@ class RefereeServiceStub:
     """Applies one action (a move, a draw offer or answer, a resignation, a take-back) to a
     game and returns the new game and what happened.
     """
+    ApplyStream: _grpc.StreamStreamMultiCallable[_referee_pb2.ApplyStreamRequest, _referee_pb2.ApplyStreamResponse]
+    """Apply over one long-lived stream, for a caller that applies many actions: a message each
+    way costs a fraction of a unary call. Each request carries a `call_id` of the caller's
+    choosing and an ApplyRequest; each response carries the same `call_id` and what Apply
+    would have answered, its ApplyResponse or its refusal. Answers may come in any order,
+    and a refusal answers its one request: the stream goes on. A stopping referee ends its
+    streams with UNAVAILABLE; the caller sends what was not answered again on a new stream,
+    which is harmless, since Apply is a pure function of its request.
+    """
     ExportPdn: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ExportPdnRequest, _referee_pb2.ExportPdnResponse]
     """Writes a game, finished or not, as PDN."""
 
@@ -82,6 +91,15 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     Apply: _aio.UnaryUnaryMultiCallable[_referee_pb2.ApplyRequest, _referee_pb2.ApplyResponse]  # type: ignore[assignment]
     """Applies one action (a move, a draw offer or answer, a resignation, a take-back) to a
     game and returns the new game and what happened.
+    """
+    ApplyStream: _aio.StreamStreamMultiCallable[_referee_pb2.ApplyStreamRequest, _referee_pb2.ApplyStreamResponse]  # type: ignore[assignment]
+    """Apply over one long-lived stream, for a caller that applies many actions: a message each
+    way costs a fraction of a unary call. Each request carries a `call_id` of the caller's
+    choosing and an ApplyRequest; each response carries the same `call_id` and what Apply
+    would have answered, its ApplyResponse or its refusal. Answers may come in any order,
+    and a refusal answers its one request: the stream goes on. A stopping referee ends its
+    streams with UNAVAILABLE; the caller sends what was not answered again on a new stream,
+    which is harmless, since Apply is a pure function of its request.
     """
     ExportPdn: _aio.UnaryUnaryMultiCallable[_referee_pb2.ExportPdnRequest, _referee_pb2.ExportPdnResponse]  # type: ignore[assignment]
     """Writes a game, finished or not, as PDN."""
@@ -132,6 +150,21 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_referee_pb2.ApplyResponse, _abc.Awaitable[_referee_pb2.ApplyResponse]]:
         """Applies one action (a move, a draw offer or answer, a resignation, a take-back) to a
         game and returns the new game and what happened.
+        """
+
+    @_abc_1.abstractmethod
+    def ApplyStream(
+        self,
+        request_iterator: _MaybeAsyncIterator[_referee_pb2.ApplyStreamRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_referee_pb2.ApplyStreamResponse], _abc.AsyncIterator[_referee_pb2.ApplyStreamResponse]]:
+        """Apply over one long-lived stream, for a caller that applies many actions: a message each
+        way costs a fraction of a unary call. Each request carries a `call_id` of the caller's
+        choosing and an ApplyRequest; each response carries the same `call_id` and what Apply
+        would have answered, its ApplyResponse or its refusal. Answers may come in any order,
+        and a refusal answers its one request: the stream goes on. A stopping referee ends its
+        streams with UNAVAILABLE; the caller sends what was not answered again on a new stream,
+        which is harmless, since Apply is a pure function of its request.
         """
 
     @_abc_1.abstractmethod
