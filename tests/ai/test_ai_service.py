@@ -15,6 +15,7 @@ import pytest_asyncio
 from grpc_health.v1 import health_pb2
 
 from goti import serving
+from goti.ai.opening_book import shipped_book
 from goti.ai.servicer import DEADLINE_SHARE, MAX_TIME_BUDGET_MS, bind, search_pool
 from goti.api import convert
 from goti.api.error_status import ErrorStatus
@@ -24,6 +25,8 @@ from goti.rules.color import Color
 from goti.rules.game import Game
 from goti.rules.position import Position
 from goti.settings import Settings
+
+from .out_of_book import game_past_the_book
 
 LEVELS = [
     ai_pb2.LEVEL_EASY,
@@ -103,7 +106,7 @@ def _state(game: Game) -> game_pb2.GameState:
 async def test_every_level_answers_with_a_legal_move(
     ai: ai_pb2_grpc.AiServiceAsyncStub, level: ai_pb2.Level.ValueType, variant: str
 ) -> None:
-    game = Game(variant)
+    game = game_past_the_book(variant)
     reply = await ai.ChooseMove(
         ai_pb2.ChooseMoveRequest(state=_state(game), level=level, seed=1), timeout=30
     )
@@ -112,6 +115,21 @@ async def test_every_level_answers_with_a_legal_move(
     assert reply.move.notation == game.notation(move)
     assert reply.nodes > 0 and reply.depth >= 1
     assert reply.principal_variation[0] == reply.move.notation
+
+
+@pytest.mark.parametrize("variant", ["english", "russian"])
+async def test_the_timed_levels_answer_the_start_from_the_opening_book(
+    ai: ai_pb2_grpc.AiServiceAsyncStub, variant: str
+) -> None:
+    game = Game(variant)
+    booked = {move.notation for move in shipped_book(variant).moves(game.position)}
+    for level in (ai_pb2.LEVEL_HARD, ai_pb2.LEVEL_MASTER):
+        reply = await ai.ChooseMove(
+            ai_pb2.ChooseMoveRequest(state=_state(game), level=level), timeout=30
+        )
+        assert reply.move.notation in booked
+        # No search: the book's depth and score, at once.
+        assert reply.nodes == 0 and reply.depth >= 8 and reply.cpu_time_ms < 100
 
 
 @pytest.mark.parametrize("level", LEVELS)
@@ -144,9 +162,7 @@ async def test_a_forced_result_comes_with_its_length_and_a_lost_game_says_so(
 async def test_master_thinks_about_a_second_and_answers_within_its_budget(
     ai: ai_pb2_grpc.AiServiceAsyncStub, variant: str
 ) -> None:
-    game = Game(variant)
-    game.push(game.legal_moves[0])
-    game.push(game.legal_moves[-1])
+    game = game_past_the_book(variant)
     started = time.monotonic()
     reply = await ai.ChooseMove(
         ai_pb2.ChooseMoveRequest(state=_state(game), level=ai_pb2.LEVEL_MASTER), timeout=30
@@ -183,7 +199,7 @@ async def test_the_search_runs_off_the_event_loop(
     ai: ai_pb2_grpc.AiServiceAsyncStub, channel: grpc.aio.Channel, watched_pool: WatchedPool
 ) -> None:
     """While every worker thinks for a second, the server still answers."""
-    game = Game("english")
+    game = game_past_the_book("english")
     request = ai_pb2.ChooseMoveRequest(
         state=_state(game), level=ai_pb2.LEVEL_HARD, time_budget_ms=1_000
     )

@@ -16,6 +16,8 @@ from goti.ai.search import Searcher, SearchLimits
 from goti.rules.color import Color
 from goti.rules.game import Game, GameState, position_key
 
+from .out_of_book import game_past_the_book
+
 # -- the levels are ordered ---------------------------------------------------------------
 
 OPENINGS = {
@@ -144,7 +146,7 @@ def test_hard_thinks_for_its_budget() -> None:
     """Hard searches until its CPU budget is spent, and stops soon after (how far it sees in
     that time is the machine's speed: bench/ai_depth.py measures it)."""
     budget = SETTINGS[Level.HARD].cpu_seconds
-    result = choose_move(Game("english").state(), Level.HARD)
+    result = choose_move(game_past_the_book("english").state(), Level.HARD)
     assert budget <= result.seconds < 2 * budget
     assert result.depth >= 1
 

@@ -18,6 +18,8 @@ from goti.rules.color import Color
 from goti.rules.game import Game, GameState, position_key
 from goti.rules.moves import Move
 
+from .out_of_book import game_past_the_book
+
 
 def _game(fen: str, variant: str, moves: str = "") -> Game:
     game = Game.from_fen(fen, variant)
@@ -189,7 +191,7 @@ def test_a_search_over_budget_still_returns_a_legal_move() -> None:
 def test_the_budget_is_cpu_time_and_respected() -> None:
     """The search thinks for its budget of CPU time and stops soon after it (how deep it gets
     in that time is the machine's speed: bench/ai_depth.py measures it)."""
-    game = Game("russian")
+    game = game_past_the_book("russian")
     budget = 0.05
     started = time.thread_time()
     result = choose_move(game.state(), Level.HARD, time_budget=budget)

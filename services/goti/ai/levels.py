@@ -8,9 +8,11 @@
   error that only picks among moves of nearly equal worth: it rarely gives a piece away.
 - **Hard** thinks about 0.15 s of CPU time a move with the full search and no randomness.
 - **Quick** is for the turn timer: a sensible move (the full search) within about 20 ms.
-- **Master** is Hard's search with about 1 s of CPU time a move, no randomness.  It is the
-  level meant to play from an opening book and endgame databases once Goti has them; until
-  then its strength is the time alone.
+- **Master** is Hard's search with about 1 s of CPU time a move, no randomness.
+
+Hard, Master and Quick play the first moves out of the standard openings from the opening
+book (:mod:`goti.ai.opening_book`, a random pick between two moves where the book has two),
+and consult the endgame tables at the root and at the search's leaves.
 """
 
 from __future__ import annotations
