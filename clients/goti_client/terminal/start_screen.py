@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Final, cast
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Input, RadioButton, RadioSet, Static
 
@@ -192,6 +193,21 @@ class StartScreen(Screen[None]):
         if self.goti_app.connected:
             self.show_connected()
 
+    def on_unmount(self) -> None:
+        # A read under way (the player's streaks, say) may answer after the screen is gone.
+        self._ready = False
+
+    def _line(self, selector: str) -> Static | None:
+        """One of the screen's lines, None while its widgets are not there (being composed
+        again or taken down as the app closes): what a late answer would show then is lost
+        with the screen."""
+        if not self._ready:
+            return None
+        try:
+            return self.query_one(selector, Static)
+        except NoMatches:
+            return None
+
     def _timer_choice(self, radio_set_id: str, timers: Sequence[int]) -> ComposeResult:
         """A turn timer to choose among ``timers`` (seconds per move), none at first."""
         labels = self.goti_app.labels
@@ -233,24 +249,27 @@ class StartScreen(Screen[None]):
             return
         labels = app.labels
         self._status(labels.playing_as.format(name=me.player.display_name, server=app.server))
-        self.query_one("#streaks", Static).update(
-            labels.streaks.format(streak=me.win_streak, best=me.best_streak)
-        )
+        streaks = self._line("#streaks")
+        if streaks is not None:
+            streaks.update(labels.streaks.format(streak=me.win_streak, best=me.best_streak))
         ratings = " · ".join(
             rated_name(labels, labels.variant(rating.variant), rating) for rating in me.ratings
         )
-        line = self.query_one("#ratings", Static)
-        line.update(labels.your_ratings.format(ratings=ratings) if ratings else "")
-        line.display = bool(ratings)
+        line = self._line("#ratings")
+        if line is not None:
+            line.update(labels.your_ratings.format(ratings=ratings) if ratings else "")
+            line.display = bool(ratings)
 
     def _status(self, text: str) -> None:
-        if self._ready:
-            self.query_one("#connection-status", Static).update(text)
+        line = self._line("#connection-status")
+        if line is not None:
+            line.update(text)
 
     def say(self, text: str) -> None:
         """Show one line under the choices (an error, or how to go on)."""
-        if self._ready:
-            self.query_one("#message", Static).update(text)
+        line = self._line("#message")
+        if line is not None:
+            line.update(text)
 
     # -- choices ------------------------------------------------------------------------
 
