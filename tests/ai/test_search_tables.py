@@ -6,6 +6,7 @@ is still searched to the game's real end."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
@@ -32,8 +33,11 @@ def _expected_from_tables(child: Position) -> int:
     return 0
 
 
-def _five_piece_positions_with_a_capture(variant: str, count: int) -> list[Position]:
-    """Random legal five-piece positions where the side to move must capture."""
+def _five_piece_positions_with_a_capture(
+    variant: str, count: int, where: Callable[[Position], bool] = lambda position: True
+) -> list[Position]:
+    """Random legal five-piece positions where the side to move must capture (and that
+    satisfy ``where``)."""
     rules = find_variant(variant)
     chance = random.Random(20261203)
     found: list[Position] = []
@@ -50,9 +54,13 @@ def _five_piece_positions_with_a_capture(variant: str, count: int) -> list[Posit
             position = Position.from_fen(fen, rules)
         except ValueError:
             continue  # a man on its crowning row
-        if position.must_capture and all(
-            (child.white | child.black).bit_count() <= 4 and child.white and child.black
-            for child in (position.push(move) for move in position.legal_moves)
+        if (
+            position.must_capture
+            and all(
+                (child.white | child.black).bit_count() <= 4 and child.white and child.black
+                for child in (position.push(move) for move in position.legal_moves)
+            )
+            and where(position)
         ):
             found.append(position)
     return found
@@ -73,6 +81,29 @@ def test_a_capture_into_the_tables_is_scored_from_them(variant: str) -> None:
                 assert abs(score) < 100, (position.fen(), move)
             else:
                 assert score == _expected_from_tables(child), (position.fen(), move)
+
+
+def _drawn_with_a_capture_to_make(child: Position) -> bool:
+    return bool(child.must_capture) and shipped_tables(child.variant).probe(child) is Outcome.DRAW
+
+
+def test_a_drawn_ending_with_a_capture_to_make_scores_as_a_draw() -> None:
+    # The evaluation reads a position with a capture pending as one with no quiet move, a
+    # loss: a drawn ending reached so must still score as a draw, not as most of a loss.
+    # (Russian: a flying king often has only captures to make.)
+    positions = _five_piece_positions_with_a_capture(
+        "russian",
+        6,
+        lambda position: any(
+            _drawn_with_a_capture_to_make(position.push(move)) for move in position.legal_moves
+        ),
+    )
+    for position in positions:
+        scores = _with_tables(position).score_all(depth=3)
+        assert scores is not None
+        for move, score in zip(position.legal_moves, scores, strict=True):
+            if _drawn_with_a_capture_to_make(position.push(move)):
+                assert score == 0, (position.fen(), position.notation(move), score)
 
 
 def test_without_the_tables_the_same_captures_are_only_evaluated() -> None:

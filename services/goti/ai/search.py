@@ -21,7 +21,8 @@ and one recursive closure does all the work so that its helpers are cell lookups
   their move.
 - **Endgame tables**: given the tables' probe, a position of few enough pieces is not
   searched but scored from them: a win as ``TABLE_WIN`` less its plies to conversion, a
-  draw as a sixteenth of its evaluation (all draws, but a man up is the one to play for).
+  quiet draw as a sixteenth of its evaluation (all draws, but a man up is the one to play
+  for), one with a capture pending as a draw.
   A trade into a won or a drawn ending is then seen at once, however deep.  From a root the
   tables cover, the search goes to the game's end as without them.
 - **Memory**: a :class:`SearchMemory` carries the table and the history counts from one
@@ -318,6 +319,10 @@ class Searcher:
                     if value == 0:
                         # A draw with best play, nudged by the evaluation: of two drawn
                         # endings, the one a man up leaves the opponent more to get wrong.
+                        # The evaluation reads a pending capture as no move at all (a
+                        # loss), so such a draw is only a draw.
+                        if can_capture(mine, theirs, kings, white, backwards, flying):
+                            return DRAW
                         return evaluate(mine, theirs, kings, white) >> _TABLE_DRAW_SHIFT
                     if value < LOSS_BASE:
                         return TABLE_WIN - value
