@@ -4,10 +4,11 @@ ms of CPU).
 
 The positions are those of real openings: the English 3-move ballots and the Russian opening
 table of ``bench/openings.json`` (which names their sources).  Where the side to move has a
-single legal move (a forced capture), the forced moves are played first: Goti plays those at
-once, and the depth of a search that had nothing to choose says nothing.  For each position
-Hard chooses a move exactly as a player gets it (``goti.ai.choose_move``) and the depth of its
-last finished iteration is recorded, with the nodes searched and the CPU time spent.
+single legal move (a forced capture), the forced moves are played first, and so are the
+opening book's moves: Goti plays both at once, and the depth of a search that had nothing to
+choose says nothing.  For each position Hard chooses a move exactly as a player gets it
+(``goti.ai.choose_move``) and the depth of its last finished iteration is recorded, with the
+nodes searched and the CPU time spent.
 
 Goal: a median depth of 10 plies or more in both variants, for Hard.
 
@@ -39,6 +40,7 @@ from typing import Any
 
 from goti.ai import Level, choose_move
 from goti.ai.levels import SETTINGS
+from goti.ai.opening_book import shipped_book
 from goti.benchmarking import cpu_model
 from goti.rules.game import Game
 
@@ -65,8 +67,15 @@ def measure(task: tuple[str, str, tuple[str, ...], float, Level]) -> Measurement
     game = Game(variant)
     for text in moves:
         game.play(text)
-    while not game.is_over and len(game.legal_moves) == 1:
-        game.push(game.legal_moves[0])
+    # Forced moves, and the book's: Goti plays both without searching.
+    book = shipped_book(variant)
+    while not game.is_over:
+        if len(game.legal_moves) == 1:
+            game.push(game.legal_moves[0])
+        elif booked := book.moves(game.position):
+            game.play(booked[0].notation)
+        else:
+            break
     result = choose_move(game.state(), level, time_budget=budget)
     return Measurement(
         variant=variant,

@@ -9,7 +9,8 @@ Python ones are the sources.  ``--build NAME=FOLDER`` adds another compiled buil
 Each build is measured in child processes of its own, the builds taking turns round after
 round, so that the machine's drift falls on all of them; a rate is the best of its rounds, a
 median depth that of every search of every round.  All must find the same: the published
-perft counts, and the same move, score and node count for every search at a fixed depth.
+perft counts, and the same move, score and node count for every search at a fixed depth (a
+build of other code, ``--build`` of an older commit, is named where it differs).
 
     make compiled && python bench/kernel.py              # 3 rounds
     python bench/kernel.py --rounds 5 --build search-only=build/mypyc-search
@@ -50,20 +51,28 @@ COMPILED = "compiled"
 # -- in a child process: one build, every measurement -----------------------------------------
 
 
-def _opening_states(variant: str, count: int) -> list[Any]:
+def _opening_states(variant: str, count: int, *, past_the_book: bool = False) -> list[Any]:
     """Game states after ``count`` openings spread over the variant's table, forced moves
-    played (a search with one move to choose says nothing)."""
-    from goti.rules.game import Game  # noqa: PLC0415 (imported from the child's path)
+    played (a search with one move to choose says nothing); with ``past_the_book``, the
+    book's moves too, up to where Hard starts to search."""
+    from goti.ai.opening_book import shipped_book  # noqa: PLC0415 (from the child's path)
+    from goti.rules.game import Game  # noqa: PLC0415
 
     table = json.loads(OPENINGS.read_text())[variant]["openings"]
+    book = shipped_book(variant)
     step = len(table) / count
     states = []
     for index in range(count):
         game = Game(variant)
         for text in table[int(index * step)]["moves"]:
             game.play(text)
-        while not game.is_over and len(game.legal_moves) == 1:
-            game.push(game.legal_moves[0])
+        while not game.is_over:
+            if len(game.legal_moves) == 1:
+                game.push(game.legal_moves[0])
+            elif past_the_book and (booked := book.moves(game.position)):
+                game.play(booked[0].notation)
+            else:
+                break
         states.append(game.state())
     return states
 
@@ -92,10 +101,12 @@ def _fixed_depth_search(variant: str) -> dict[str, Any]:
 
 
 def _hard(variant: str) -> dict[str, Any]:
-    """Hard's move from each opening, as a player gets it: 0.15 s of CPU, deepening."""
+    """Hard's move from each opening past the book, as a player gets it: 0.15 s of CPU,
+    deepening."""
     from goti.ai import Level, choose_move  # noqa: PLC0415
 
-    results = [choose_move(state, Level.HARD) for state in _opening_states(variant, HARD_OPENINGS)]
+    states = _opening_states(variant, HARD_OPENINGS, past_the_book=True)
+    results = [choose_move(state, Level.HARD) for state in states]
     return {
         "nodes": sum(result.nodes for result in results),
         "cpu_seconds": sum(result.seconds for result in results),
@@ -240,9 +251,11 @@ def compare(rounds: int, builds: dict[str, Path]) -> dict[str, Any]:
             name: {key: value for key, value in summary.items() if key != "found"}
             for name, summary in summaries.items()
         }
-        figures[variant]["same_search_results"] = all(
-            summary["found"] == python["found"] for summary in summaries.values()
-        )
+        # Whether each build found what the sources found: a build of other code (an older
+        # commit's, say) may well not.
+        figures[variant]["same_search_results"] = {
+            name: summary["found"] == python["found"] for name, summary in summaries.items()
+        }
         figures[variant]["ratio"] = {
             name: {rate: round(summaries[name][rate] / python[rate], 2) for rate in RATES}
             for name in builds
@@ -253,7 +266,9 @@ def compare(rounds: int, builds: dict[str, Path]) -> dict[str, Any]:
 def _print(figures: dict[str, Any]) -> None:
     for variant in PERFT:
         part = figures[variant]
-        print(f"{variant} ({'same' if part['same_search_results'] else 'DIFFERENT'} results)")
+        different = [name for name, same in part["same_search_results"].items() if not same]
+        verdict = f"results differ: {', '.join(different)}" if different else "same results"
+        print(f"{variant} ({verdict})")
         for name in figures["builds"]:
             build = part[name]
             ratio = part["ratio"].get(name, {})

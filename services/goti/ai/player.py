@@ -93,11 +93,14 @@ def _searcher(state: GameState, *, timed: bool) -> Searcher:
         return Searcher(state.position, history=state.repetition, quiet_plies=state.quiet_plies)
     variant = state.position.variant
     tables = shipped_tables(variant)
+    memory = _MEMORIES.get(variant.name)
+    if memory is None:
+        memory = _MEMORIES[variant.name] = SearchMemory()
     return Searcher(
         state.position,
         history=state.repetition,
         quiet_plies=state.quiet_plies,
-        memory=_MEMORIES.setdefault(variant.name, SearchMemory()),
+        memory=memory,
         table_value=tables.value_sides,
         table_pieces=tables.max_pieces,
     )

@@ -4,8 +4,11 @@ The tree is walked on the side-relative ints of :mod:`goti.rules.movegen` (``min
 ``theirs``, ``kings``, ``white``), never on :class:`~goti.rules.position.Position` objects,
 and one recursive closure does all the work so that its helpers are cell lookups.
 
-- **Transposition table**: a dict keyed by the Zobrist hash (:mod:`goti.ai.zobrist`),
-  updated move by move; it holds the depth, the bound, the score and the best move.
+- **Transposition table**: a fixed number of slots addressed by the low bits of the Zobrist
+  hash (:mod:`goti.ai.zobrist`, updated move by move); a slot holds the full hash, the depth,
+  the bound, the score and the best move, and a new entry always takes its slot.  A table
+  that never grows is never cleared: freeing half a million entries at once took 20-70 ms of
+  CPU, more than a whole Quick move, in the middle of whichever move filled it.
 - **Captures**: captures are compulsory, so a position with a capture is never a leaf: past
   the nominal depth the search carries on through every capture (quiescence) until a
   position is quiet.  Inside the nominal depth a capture is a ply like any other: giving a
@@ -61,11 +64,12 @@ _ASPIRATION: Final = 30
 _CHECK_EVERY: Final = 256
 """The clock and the node limit are checked once every this many nodes."""
 _MAX_PLY: Final = 256
-_TABLE_LIMIT: Final = 1 << 19
-"""Entries the transposition table may hold before it is cleared (tens of megabytes)."""
-_TABLE_KEPT: Final = _TABLE_LIMIT // 2
-"""A kept table fuller than this is cleared before a search starts, so that the search does
-not fill it and lose everything it learned halfway."""
+TABLE_SLOTS: Final = 1 << 18
+"""Slots of a transposition table (a power of two): a fresh search's table.  Full, a slot
+costs about 200 bytes (the entry, its hash and score as ints, the move it points to)."""
+MEMORY_TABLE_SLOTS: Final = 1 << 19
+"""Slots of the table a :class:`SearchMemory` keeps from move to move: about 100 MB full, room
+for a Master move's tree and the moves before it."""
 TABLE_WIN: Final = 10_000
 """The score of a position the endgame tables call won, less its plies to conversion: above
 anything the evaluation gives, below the search's own forced results (``WIN_BOUND``)."""
@@ -138,8 +142,24 @@ def history_hashes(keys: Sequence[PositionKey]) -> list[int]:
     return [zobrist.zobrist_hash(*key) for key in keys]
 
 
-TranspositionTable = dict[int, tuple[int, int, int, RawMove | None]]
-"""Zobrist hash -> (depth, bound, score, best move); a depth of -1 keeps only the move."""
+TableEntry = tuple[int, int, int, int, RawMove | None]
+"""(Zobrist hash, depth, bound, score, best move); a depth of -1 keeps only the move."""
+TranspositionTable = list[TableEntry | None]
+"""Slots indexed by ``hash & (len(table) - 1)``; an entry counts only where its hash is the
+position's."""
+
+
+def new_table(slots: int = TABLE_SLOTS) -> TranspositionTable:
+    """An empty transposition table of ``slots`` slots (a power of two)."""
+    if slots <= 0 or slots & (slots - 1):
+        raise ValueError(f"a table's slots must be a power of two, not {slots}")
+    return [None] * slots
+
+
+def table_move(table: TranspositionTable, key: int) -> RawMove | None:
+    """The best move the table holds for the position of hash ``key``, if any."""
+    entry = table[key & (len(table) - 1)]
+    return entry[4] if entry is not None and entry[0] == key else None
 
 
 @dataclass(slots=True)
@@ -153,13 +173,12 @@ class SearchMemory:
     learned lately weighs most.
     """
 
-    table: TranspositionTable = field(default_factory=dict)
+    table: TranspositionTable = field(default_factory=lambda: new_table(MEMORY_TABLE_SLOTS))
     history: defaultdict[RawMove, int] = field(default_factory=lambda: defaultdict(int))
 
     def renewed(self) -> SearchMemory:
-        """This memory, made ready for a new search."""
-        if len(self.table) > _TABLE_KEPT:
-            self.table.clear()
+        """This memory, made ready for a new search (the table needs nothing: old entries are
+        still true, and new ones overwrite them)."""
         history = self.history
         for move in list(history):
             count = history[move] >> 1
@@ -210,7 +229,7 @@ class Searcher:
         self._seen_twice = frozenset(h for h, seen in counts.items() if seen >= 2)
         self._base = len(hashes) - 1
         self.root_moves: list[RawMove] = position.raw_moves()
-        kept = (memory or SearchMemory()).renewed()
+        kept = (memory or SearchMemory(new_table())).renewed()
         self.table: TranspositionTable = kept.table
         self.killers: list[list[RawMove | None]] = [[None, None] for _ in range(_MAX_PLY + 2)]
         self.history: defaultdict[RawMove, int] = kept.history
@@ -241,7 +260,7 @@ class Searcher:
         can_capture = capturers
         evaluate = self.evaluate
         table = self.table
-        table_get = table.get
+        slot_mask = len(table) - 1
         killers = self.killers
         history = self.history
         history_rank = history.__getitem__
@@ -376,9 +395,9 @@ class Searcher:
                 return best
 
             best_move: RawMove | None = None
-            entry = table_get(key)
-            if entry is not None:
-                stored_depth, bound, stored, best_move = entry
+            entry = table[key & slot_mask]
+            if entry is not None and entry[0] == key:
+                _, stored_depth, bound, stored, best_move = entry
                 if stored_depth >= depth:
                     if stored > WIN_BOUND:
                         stored -= ply
@@ -609,14 +628,12 @@ class Searcher:
                 stored += ply
             elif stored < -WIN_BOUND:
                 stored -= ply
-            if len(table) >= _TABLE_LIMIT:
-                table.clear()
             if path_draws != draws_before and rev:
                 # A draw by repetition or by the move limit below depends on the path that
                 # led here, not only on the position: keep the move, not the score.
-                table[key] = (-1, bound, stored, best_move)
+                table[key & slot_mask] = (key, -1, bound, stored, best_move)
             else:
-                table[key] = (depth, bound, stored, best_move)
+                table[key & slot_mask] = (key, depth, bound, stored, best_move)
             return best
 
         return node, set_limits, count_nodes
@@ -638,10 +655,9 @@ class Searcher:
         line = [first]
         mine, theirs, kings, white, key, rev = self._child(first)
         while len(line) < length:
-            entry = self.table.get(key)
-            if entry is None or entry[3] is None:
+            move = table_move(self.table, key)
+            if move is None:
                 break
-            move = entry[3]
             legal = captures(
                 mine,
                 theirs,
