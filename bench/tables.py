@@ -84,6 +84,9 @@ class Backend(LoopbackServers):
     profile_dir: Path | None = None
     """When set, the tables and referee processes run under cProfile and leave
     ``<name>.prof`` there (slower: for finding where the time goes, not for figures)."""
+    server_path: str | None = None
+    """When set, the tables and referee processes import Goti from here (``PYTHONPATH``):
+    another commit's sources or a compiled build, driven by this tree's bots."""
     tables_target: str = ""
     referee_target: str = ""
 
@@ -106,6 +109,8 @@ class Backend(LoopbackServers):
             **crowd_environment(self.redis.url, referee_port),
             "GOTI_TABLES_PORT": str(tables_port),
         }
+        if self.server_path is not None:
+            environment["PYTHONPATH"] = self.server_path
         for name, port in (("referee", referee_port), ("tables", tables_port)):
             profile = (
                 ["-m", "cProfile", "-o", str(self.profile_dir / f"{name}.prof")]
@@ -274,19 +279,21 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             Path(folder),
             persistent_redis=not args.no_redis_persistence,
             profile_dir=args.profile_dir,
+            server_path=args.server_path,
         )
         async with backend.running():
             backend.describe_redis(results["machine"])
             bots = Bots([backend.tables_target], args.channels)
             try:
-                results["unloaded_move_anatomy"] = await anatomy(
-                    backend,
-                    bots,
-                    rounds=args.anatomy_rounds,
-                    watchers=args.watchers,
-                    idle_pause=args.anatomy_idle_pause,
-                )
-                print(f"one move at a time: {results['unloaded_move_anatomy']}", flush=True)
+                if args.anatomy_rounds > 0:
+                    results["unloaded_move_anatomy"] = await anatomy(
+                        backend,
+                        bots,
+                        rounds=args.anatomy_rounds,
+                        watchers=args.watchers,
+                        idle_pause=args.anatomy_idle_pause,
+                    )
+                    print(f"one move at a time: {results['unloaded_move_anatomy']}", flush=True)
                 largest = max(args.tables, default=0)
                 for count in args.tables:
                     if time.monotonic() > deadline:
@@ -395,7 +402,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="seconds measured in the closed loop (20)",
     )
     parser.add_argument(
-        "--anatomy-rounds", type=int, default=200, help="calls timed per hop, unloaded (200)"
+        "--anatomy-rounds",
+        type=int,
+        default=200,
+        help="calls timed per hop, unloaded (200; 0: none)",
     )
     parser.add_argument(
         "--anatomy-idle-pause",
@@ -423,6 +433,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--profile-dir",
         type=Path,
         help="run the tables and referee services under cProfile, profiles written here",
+    )
+    parser.add_argument(
+        "--server-path",
+        help="PYTHONPATH of the tables and referee processes alone (another build's Goti)",
     )
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"figures file ({RESULTS})")
     args = parser.parse_args(argv)
