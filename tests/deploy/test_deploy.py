@@ -117,13 +117,18 @@ def test_every_service_has_resource_limits() -> None:
 
 
 def test_the_dockerfile_steps_are_the_readmes() -> None:
-    """Installing Goti in the image is what the README tells an operator to do by hand."""
+    """Installing Goti in the image is what the README tells an operator to do by hand: build
+    both wheels (in a stage with a C compiler, for the compiled build), then install them."""
     dockerfile = (ROOT / "services" / "Dockerfile").read_text()
     readme = (ROOT / "README.md").read_text()
-    installs = re.findall(r"^RUN (pip install [^\n]+)$", dockerfile, flags=re.MULTILINE)
-    assert installs, "the Dockerfile installs Goti with pip"
-    for install in installs:
-        assert install.replace("--no-cache-dir ", "") in readme
+    built = re.findall(r"^RUN (pip wheel [^\n]+)$", dockerfile, flags=re.MULTILINE)
+    assert built == ["pip wheel --no-cache-dir --no-deps --wheel-dir wheels ./clients ."]
+    assert "pip wheel --no-deps --wheel-dir wheels ./clients ." in readme
+    installs = re.findall(r"^RUN (pip install [^\n&]+)", dockerfile, flags=re.MULTILINE)
+    assert [install.strip() for install in installs] == [
+        "pip install --no-cache-dir /tmp/wheels/*.whl"
+    ]
+    assert "pip install wheels/*.whl" in readme
     entrypoint = re.search(r'^ENTRYPOINT \["(\w+)"\]', dockerfile, flags=re.MULTILINE)
     command = re.search(r"^CMD (\[.*\])$", dockerfile, flags=re.MULTILINE)
     assert entrypoint is not None and command is not None
@@ -131,6 +136,34 @@ def test_the_dockerfile_steps_are_the_readmes() -> None:
     assert shlex.join(default) in readme
     for name in GOTI_SERVICES:
         assert f"goti serve {name}" in readme
+
+
+def test_the_dockerfile_builds_the_wheels_from_every_file_their_build_reads() -> None:
+    """The wheel stage copies what a build of both distributions reads (each setup.py, the
+    SDK's build module inside clients/, MANIFEST.in, the license the metadata names), has a
+    C compiler, and hands its wheels, and nothing else, to the image that runs Goti."""
+    dockerfile = (ROOT / "services" / "Dockerfile").read_text()
+    stages = re.split(r"^FROM ", dockerfile, flags=re.MULTILINE)[1:]
+    assert [stage.split()[0] for stage in stages] == ["python:3.11-slim"] * 2
+    build, run = stages
+    assert "AS wheels" in build.splitlines()[0]
+    assert "gcc" in build and "libc6-dev" in build
+    copied = {
+        part
+        for line in re.findall(r"^COPY ([^\n]+)$", build, flags=re.MULTILINE)
+        for part in line.split()[:-1]
+    }
+    needed = {"pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"}
+    assert needed | {"services", "clients"} <= copied
+    for name in needed:
+        assert (ROOT / name).exists(), name
+    assert (ROOT / "clients" / "setup.py").exists() and (
+        ROOT / "clients" / "mypyc_build.py"
+    ).exists()
+    assert re.findall(r"^COPY ([^\n]+)$", run, flags=re.MULTILINE) == [
+        "--from=wheels /src/wheels /tmp/wheels"
+    ]
+    assert "gcc" not in run
 
 
 NEXT_UPSTREAM_CASES = frozenset(
