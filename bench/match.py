@@ -14,6 +14,8 @@ gives the bound instead.
 
     python bench/match.py --first hard --second normal --variant both --openings 20
     python bench/match.py --first hard --engine "goti engine" --movetime 150
+    python bench/match.py --first hard --engine "python -m bench.engines.baseline_2026_12" \
+        --movetime 150 --second-movetime 600      # the old Hard with four times the time
 
 The figures go to ``bench/results/ai_match_<first>_vs_<second>.json`` with the date, the
 machine and the command line.
@@ -140,6 +142,7 @@ class GameTask:
     second: str
     engine: bool
     movetime_ms: int | None
+    second_movetime_ms: int | None
     max_plies: int
     seed: int
 
@@ -173,7 +176,7 @@ def play_game(task: GameTask) -> GameResult:
     for text in task.opening_moves:
         game.play(text)
     first = _player(task.first, False, task.movetime_ms, task.seed)
-    second = _player(task.second, task.engine, task.movetime_ms, task.seed + 500_000)
+    second = _player(task.second, task.engine, task.second_movetime_ms, task.seed + 500_000)
     first_color = Color(task.first_plays)
     depths: dict[str, list[int]] = {"first": [], "second": []}
     nodes = Counter[str]()
@@ -306,6 +309,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", choices=["english", "russian", "both"], default="both")
     parser.add_argument("--openings", type=int, default=None, help="openings per variant")
     parser.add_argument("--movetime", type=int, default=None, help="CPU ms per move for both")
+    parser.add_argument(
+        "--second-movetime",
+        type=int,
+        default=None,
+        help="CPU ms per move for the second player alone (default: --movetime)",
+    )
     parser.add_argument("--max-plies", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=1)
@@ -313,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     second = args.engine or args.second
+    second_movetime = args.movetime if args.second_movetime is None else args.second_movetime
     variants = ["english", "russian"] if args.variant == "both" else [args.variant]
     tasks = []
     for variant in variants:
@@ -328,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
                         second=second,
                         engine=args.engine is not None,
                         movetime_ms=args.movetime,
+                        second_movetime_ms=second_movetime,
                         max_plies=args.max_plies,
                         seed=args.seed * 1_000_003 + number * 2 + (first_plays == "white"),
                     )
@@ -344,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         "first": args.first,
         "second": second,
         "movetime_ms": args.movetime,
+        "second_movetime_ms": second_movetime,
         "wall_seconds": round(wall, 1),
         "elo_formula": "Elo = -400*log10(1/score - 1); 95% interval: score +- 1.96 * stdev of "
         "the per-opening pair means / sqrt(pairs), converted with the same formula (the Wilson "

@@ -74,6 +74,7 @@ def generate_games(variant: str, data: Path, deadline: float, movetimes: list[in
                 second=second,
                 engine=False,
                 movetime_ms=movetime,
+                second_movetime_ms=movetime,
                 max_plies=300,
                 seed=round_number * 100_003 + number,
             )
