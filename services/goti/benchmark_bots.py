@@ -428,24 +428,13 @@ async def run_phase(
         return figures
 
     return {
+        **_latency_figures(recorder),
         "tables": len(tables),
         "watchers_per_table": recorder.watchers,
         "mean_interval_seconds": mean_interval,
         "measured_seconds": round(wall, 2),
         "moves": moves,
         "moves_per_second": round(moves / wall, 1),
-        "round_trip_ms": {
-            "samples": len(recorder.round_trips),
-            "p50": milliseconds(percentile(recorder.round_trips, 0.50)),
-            "p90": milliseconds(percentile(recorder.round_trips, 0.90)),
-            "p99": milliseconds(percentile(recorder.round_trips, 0.99)),
-            "max": milliseconds(max(recorder.round_trips, default=float("nan"))),
-        },
-        "play_call_ms": {
-            "p50": milliseconds(percentile(recorder.play_calls, 0.50)),
-            "p99": milliseconds(percentile(recorder.play_calls, 0.99)),
-        },
-        "moves_over_50_ms_by_second": _by_second(recorder.slow_starts, recorder.window_start),
         "server_cpu_ms_per_move": per_move(spent),
         "server_cpu_ms_per_move_above_idle": per_move(
             {name: max(0.0, spent[name] - idle_rates[name] * wall) for name in spent}
@@ -466,6 +455,24 @@ async def run_phase(
             [p for p in recorder.pending.values() if recorder.in_window(p.started)]
         ),
         "errors": dict(recorder.errors),
+    }
+
+
+def _latency_figures(recorder: Recorder) -> dict[str, Any]:
+    """How long the moves of a phase took: the round trip to both watchers, the Play call."""
+    return {
+        "round_trip_ms": {
+            "samples": len(recorder.round_trips),
+            "p50": milliseconds(percentile(recorder.round_trips, 0.50)),
+            "p90": milliseconds(percentile(recorder.round_trips, 0.90)),
+            "p99": milliseconds(percentile(recorder.round_trips, 0.99)),
+            "max": milliseconds(max(recorder.round_trips, default=float("nan"))),
+        },
+        "play_call_ms": {
+            "p50": milliseconds(percentile(recorder.play_calls, 0.50)),
+            "p99": milliseconds(percentile(recorder.play_calls, 0.99)),
+        },
+        "moves_over_50_ms_by_second": _by_second(recorder.slow_starts, recorder.window_start),
     }
 
 
