@@ -164,6 +164,14 @@ class Settings:
         "Search processes of one AI service (0: one per CPU core available)",
         values.count,
     )
+    ai_search_memory_mb: int = _env(
+        "GOTI_AI_SEARCH_MEMORY_MB",
+        128,
+        "Megabytes each search process of the AI service gives, when full, to the "
+        "transposition tables it keeps from move to move (both variants together; a process "
+        "takes about 60 MB more)",
+        values.positive_count,
+    )
     log_level: str = _env(
         "GOTI_LOG_LEVEL",
         "info",

@@ -16,6 +16,8 @@ from grpc_health.v1 import health_pb2
 
 from goti import serving
 from goti.ai.opening_book import shipped_book
+from goti.ai.player import DEFAULT_SEARCH_MEMORY_MB, choose_move, search_memory_slots
+from goti.ai.search import SLOT_BYTES, slots_within
 from goti.ai.servicer import DEADLINE_SHARE, MAX_TIME_BUDGET_MS, bind, search_pool
 from goti.api import convert
 from goti.api.error_status import ErrorStatus
@@ -308,3 +310,24 @@ async def test_refusals(ai: ai_pb2_grpc.AiServiceAsyncStub, channel: grpc.aio.Ch
         ai_pb2.ChooseMoveRequest(state=fresh, level=ai_pb2.LEVEL_QUICK), timeout=10
     )
     assert reply.HasField("move")
+
+
+def test_each_search_process_keeps_its_memory_within_the_setting() -> None:
+    """GOTI_AI_SEARCH_MEMORY_MB reaches the worker processes: their tables are sized to it,
+    and a Hard move is chosen with so small a memory, twice (the second from the memory)."""
+    small = search_pool(1, search_memory_mb=1)
+    try:
+        assert small.submit(search_memory_slots).result(WAIT_SECONDS) == slots_within(0.5)
+        assert slots_within(0.5) * SLOT_BYTES <= 500_000
+        game = game_past_the_book("english")
+        for _ in range(2):
+            result = small.submit(choose_move, game.state(), "hard").result(WAIT_SECONDS)
+            assert result.move in game.legal_moves
+            game.push(result.move)
+        assert small.submit(search_memory_slots).result(WAIT_SECONDS) == slots_within(0.5)
+    finally:
+        small.shutdown(cancel_futures=True)
+    default = Settings.from_env({})
+    assert default.ai_search_memory_mb == DEFAULT_SEARCH_MEMORY_MB
+    with pytest.raises(ValueError, match="GOTI_AI_SEARCH_MEMORY_MB"):
+        Settings.from_env({"GOTI_AI_SEARCH_MEMORY_MB": "0"})

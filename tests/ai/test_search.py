@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from goti.ai import Level, SearchResult, choose_move
 from goti.ai.evaluation import WIN
 from goti.ai.levels import SETTINGS
-from goti.ai.search import Searcher, SearchLimits, SearchMemory, new_table
+from goti.ai.search import SLOT_BYTES, Searcher, SearchLimits, SearchMemory, new_table, slots_within
 from goti.rules.color import Color
 from goti.rules.game import Game, GameState, position_key
 from goti.rules.moves import Move
@@ -223,6 +223,14 @@ def test_a_full_search_memory_costs_the_next_search_nothing() -> None:
 def test_a_table_has_a_power_of_two_slots() -> None:
     with pytest.raises(ValueError, match="power of two"):
         new_table(3000)
+
+
+@pytest.mark.parametrize("megabytes", [0.01, 0.5, 1, 64, 100, 128])
+def test_a_memory_budget_gives_the_most_slots_that_fit(megabytes: float) -> None:
+    slots = slots_within(megabytes)
+    assert slots & (slots - 1) == 0 and slots >= 1024
+    assert slots == 1024 or slots * SLOT_BYTES <= megabytes * 1_000_000
+    assert 2 * slots * SLOT_BYTES > megabytes * 1_000_000
 
 
 def test_a_node_limit_stops_the_search() -> None:

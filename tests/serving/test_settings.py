@@ -30,6 +30,7 @@ SAMPLES: dict[str, tuple[str, str, object]] = {
     "GOTI_REDIS_WAIT_TIMEOUT_SECONDS": ("2", "redis_wait_timeout_seconds", 2.0),
     "GOTI_DATA_DIR": ("/srv/goti", "data_dir", "/srv/goti"),
     "GOTI_AI_WORKERS": ("3", "ai_workers", 3),
+    "GOTI_AI_SEARCH_MEMORY_MB": ("64", "ai_search_memory_mb", 64),
     "GOTI_LOG_LEVEL": ("DEBUG", "log_level", "debug"),
     "GOTI_LOG_FORMAT": ("json", "log_format", "json"),
     "GOTI_GRACE_SECONDS": ("2.5", "grace_seconds", 2.5),

@@ -36,7 +36,7 @@ def run(settings: Settings, *, port: int | None = None, workers: int | None = No
     The default is ``GOTI_AI_WORKERS``, and when that is 0, one per CPU available.
     """
     count = workers or settings.ai_workers or available_cpus()
-    pool = search_pool(count)
+    pool = search_pool(count, search_memory_mb=settings.ai_search_memory_mb)
     try:
         serving.run_service(
             "ai", partial(_bind_saying_the_build, pool=pool, workers=count), settings, port=port

@@ -16,7 +16,14 @@ from goti.ai.endgames import shipped_tables
 from goti.ai.evaluation import WIN
 from goti.ai.levels import SETTINGS, Level, LevelSettings
 from goti.ai.opening_book import BookMove, shipped_book
-from goti.ai.search import WIN_BOUND, Searcher, SearchLimits, SearchMemory
+from goti.ai.search import (
+    WIN_BOUND,
+    Searcher,
+    SearchLimits,
+    SearchMemory,
+    new_table,
+    slots_within,
+)
 from goti.rules.game import GameState
 from goti.rules.movegen import RawMove, capturers
 from goti.rules.moves import Move
@@ -80,9 +87,45 @@ def _playable(state: GameState) -> Position:
     return position
 
 
-_MEMORIES: Final[dict[str, SearchMemory]] = {}
-"""The timed levels' search memory, one per variant, kept by this process from move to
-move: most of a move's tree is still there when the same game comes back two plies on."""
+DEFAULT_SEARCH_MEMORY_MB: Final = 128
+"""What this process's search memories may take, both variants together, unless
+:func:`limit_search_memory` says otherwise (the AI service's ``GOTI_AI_SEARCH_MEMORY_MB``)."""
+
+
+class _Memories:
+    """The timed levels' search memory, one per variant, kept by this process from move to
+    move: most of a move's tree is still there when the same game comes back two plies on."""
+
+    def __init__(self, megabytes: float) -> None:
+        self.slots = self.resize(megabytes)
+        self._by_variant: dict[str, SearchMemory] = {}
+
+    def resize(self, megabytes: float) -> int:
+        """Tables of at most ``megabytes`` for both variants together from now on; the
+        memories made before are dropped (a table of another size would lose them anyway)."""
+        self.slots = slots_within(megabytes / 2)
+        self._by_variant = {}
+        return self.slots
+
+    def of(self, variant: str) -> SearchMemory:
+        memory = self._by_variant.get(variant)
+        if memory is None:
+            memory = self._by_variant[variant] = SearchMemory(new_table(self.slots))
+        return memory
+
+
+_MEMORIES: Final = _Memories(DEFAULT_SEARCH_MEMORY_MB)
+
+
+def search_memory_slots() -> int:
+    """The slots of each search memory this process keeps (one a variant)."""
+    return _MEMORIES.slots
+
+
+def limit_search_memory(megabytes: float) -> int:
+    """Size the search memories this process keeps so that, full, they take at most
+    ``megabytes`` for both variants together; returns the slots of each."""
+    return _MEMORIES.resize(megabytes)
 
 
 def _searcher(state: GameState, *, timed: bool) -> Searcher:
@@ -93,14 +136,11 @@ def _searcher(state: GameState, *, timed: bool) -> Searcher:
         return Searcher(state.position, history=state.repetition, quiet_plies=state.quiet_plies)
     variant = state.position.variant
     tables = shipped_tables(variant)
-    memory = _MEMORIES.get(variant.name)
-    if memory is None:
-        memory = _MEMORIES[variant.name] = SearchMemory()
     return Searcher(
         state.position,
         history=state.repetition,
         quiet_plies=state.quiet_plies,
-        memory=memory,
+        memory=_MEMORIES.of(variant.name),
         table_value=tables.value_sides,
         table_pieces=tables.max_pieces,
     )

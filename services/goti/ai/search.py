@@ -65,11 +65,25 @@ _CHECK_EVERY: Final = 256
 """The clock and the node limit are checked once every this many nodes."""
 _MAX_PLY: Final = 256
 TABLE_SLOTS: Final = 1 << 18
-"""Slots of a transposition table (a power of two): a fresh search's table.  Full, a slot
-costs about 200 bytes (the entry, its hash and score as ints, the move it points to)."""
+"""Slots of a transposition table (a power of two): a fresh search's table."""
+SLOT_BYTES: Final = 400
+"""About what a full slot holds in memory: the entry, its hash and score as ints, and the move
+it keeps alive (measured on English games, compiled, 407 bytes)."""
 MEMORY_TABLE_SLOTS: Final = 1 << 19
-"""Slots of the table a :class:`SearchMemory` keeps from move to move: about 100 MB full, room
-for a Master move's tree and the moves before it."""
+"""Slots of the table a :class:`SearchMemory` keeps from move to move unless told otherwise:
+about 200 MB full, room for a Master move's tree and the moves before it."""
+_FEWEST_SLOTS: Final = 1 << 10
+
+
+def slots_within(megabytes: float) -> int:
+    """The most slots, a power of two and at least 1,024, whose full table takes at most
+    ``megabytes`` (10**6 bytes each)."""
+    slots = _FEWEST_SLOTS
+    while (slots << 1) * SLOT_BYTES <= megabytes * 1_000_000:
+        slots <<= 1
+    return slots
+
+
 TABLE_WIN: Final = 10_000
 """The score of a position the endgame tables call won, less its plies to conversion: above
 anything the evaluation gives, below the search's own forced results (``WIN_BOUND``)."""

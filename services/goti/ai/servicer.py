@@ -21,7 +21,12 @@ import grpc
 
 from goti import serving
 from goti.ai.levels import SETTINGS, Level
-from goti.ai.player import choose_move, decide_draw
+from goti.ai.player import (
+    DEFAULT_SEARCH_MEMORY_MB,
+    choose_move,
+    decide_draw,
+    limit_search_memory,
+)
 from goti.api import convert
 from goti.api.error_status import ErrorStatus
 from goti.api.v1 import ai_pb2, ai_pb2_grpc, errors_pb2
@@ -61,8 +66,16 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def search_pool(workers: int) -> ProcessPoolExecutor:
-    """Worker processes for the search.
+def _start_worker(search_memory_mb: float) -> None:
+    _ignore_interrupts()
+    limit_search_memory(search_memory_mb)
+
+
+def search_pool(
+    workers: int, *, search_memory_mb: float = DEFAULT_SEARCH_MEMORY_MB
+) -> ProcessPoolExecutor:
+    """Worker processes for the search, each keeping search memories (the transposition
+    tables of the timed levels) of at most ``search_memory_mb`` when full.
 
     Started from a fork server, not forked from the gRPC process: forking a process that
     runs gRPC's threads is unsafe.
@@ -70,7 +83,8 @@ def search_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("forkserver"),
-        initializer=_ignore_interrupts,
+        initializer=_start_worker,
+        initargs=(search_memory_mb,),
     )
 
 
