@@ -86,6 +86,11 @@ class LevelPlayer:
         pass
 
 
+class EngineFailedError(RuntimeError):
+    """An engine process ended or would not start: the match stops, since its games would
+    count as the engine's losses."""
+
+
 @dataclass
 class EnginePlayer:
     """An engine process speaking the line protocol of ``goti engine``."""
@@ -111,12 +116,23 @@ class EnginePlayer:
         request = f"{game.variant.name} {game.position.fen()}"
         if self.movetime_ms is not None:
             request += f" movetime={self.movetime_ms}"
-        self.process.stdin.write(request + "\n")
-        self.process.stdin.flush()
-        reply = self.process.stdout.readline().strip()
+        try:
+            self.process.stdin.write(request + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            raise EngineFailedError(self._ended(request)) from None
+        reply = self.process.stdout.readline()
+        if not reply:
+            raise EngineFailedError(self._ended(request))
+        reply = reply.strip()
         if not reply or reply.startswith("error:"):
             raise ValueError(f"the engine answered {reply!r} to {request!r}")
         return game.position.parse_move(reply), 0, 0
+
+    def _ended(self, request: str) -> str:
+        assert self.process is not None
+        status = self.process.wait()
+        return f"the engine {self.command!r} ended (status {status}), not answering {request!r}"
 
     def close(self) -> None:
         if self.process is not None:
