@@ -16,6 +16,12 @@ gives the bound instead.
     python bench/match.py --first hard --engine "goti engine" --movetime 150
     python bench/match.py --first hard --engine "python -m bench.engines.baseline_2026_12" \
         --movetime 150 --second-movetime 600      # the old Hard with four times the time
+    python bench/match.py --first hard --engine "python -m bench.engines.baseline_2026_12" \
+        --movetime 150 --position-only      # Hard, like the engine, sees the position alone
+
+An engine over the line protocol sees only the position, not the game's earlier positions:
+it cannot tell a move that repeats one for the third time (a draw) from any other.  Goti's
+levels in this process see the whole game unless ``--position-only``.
 
 The figures go to ``bench/results/ai_match_<first>_vs_<second>.json`` with the date, the
 machine and the command line.
@@ -71,6 +77,9 @@ class LevelPlayer:
     level: Level
     movetime_ms: int | None
     seed: int
+    position_only: bool = False
+    """Search from the position alone, as an engine over the line protocol does: no earlier
+    positions (repetitions) and no quiet-move count."""
     name: str = ""
 
     def __post_init__(self) -> None:
@@ -79,7 +88,8 @@ class LevelPlayer:
     def choose(self, game: Game) -> tuple[Move, int, int]:
         self.seed += 1
         budget = None if self.movetime_ms is None else self.movetime_ms / 1000
-        result = choose_move(game.state(), self.level, time_budget=budget, seed=self.seed)
+        state = Game(game.variant, start=game.position).state() if self.position_only else None
+        result = choose_move(state or game.state(), self.level, time_budget=budget, seed=self.seed)
         return result.move, result.depth, result.nodes
 
     def close(self) -> None:
@@ -161,6 +171,7 @@ class GameTask:
     second_movetime_ms: int | None
     max_plies: int
     seed: int
+    position_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -180,10 +191,12 @@ class GameResult:
     first_seconds: float
 
 
-def _player(spec: str, engine: bool, movetime_ms: int | None, seed: int) -> Player:
+def _player(
+    spec: str, engine: bool, movetime_ms: int | None, seed: int, position_only: bool
+) -> Player:
     if engine:
         return EnginePlayer(spec, movetime_ms)
-    return LevelPlayer(Level.parse(spec), movetime_ms, seed)
+    return LevelPlayer(Level.parse(spec), movetime_ms, seed, position_only)
 
 
 def play_game(task: GameTask) -> GameResult:
@@ -191,8 +204,10 @@ def play_game(task: GameTask) -> GameResult:
     game = Game(task.variant)
     for text in task.opening_moves:
         game.play(text)
-    first = _player(task.first, False, task.movetime_ms, task.seed)
-    second = _player(task.second, task.engine, task.second_movetime_ms, task.seed + 500_000)
+    first = _player(task.first, False, task.movetime_ms, task.seed, task.position_only)
+    second = _player(
+        task.second, task.engine, task.second_movetime_ms, task.seed + 500_000, task.position_only
+    )
     first_color = Color(task.first_plays)
     depths: dict[str, list[int]] = {"first": [], "second": []}
     nodes = Counter[str]()
@@ -331,6 +346,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="CPU ms per move for the second player alone (default: --movetime)",
     )
+    parser.add_argument(
+        "--position-only",
+        action="store_true",
+        help="Goti's levels see only the position, as an engine over the line protocol does "
+        "(no repetitions, no quiet-move count): a match against an engine on equal terms",
+    )
     parser.add_argument("--max-plies", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=1)
@@ -356,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
                         movetime_ms=args.movetime,
                         second_movetime_ms=second_movetime,
                         max_plies=args.max_plies,
+                        position_only=args.position_only,
                         seed=args.seed * 1_000_003 + number * 2 + (first_plays == "white"),
                     )
                 )
@@ -372,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         "second": second,
         "movetime_ms": args.movetime,
         "second_movetime_ms": second_movetime,
+        "position_only": args.position_only,
         "wall_seconds": round(wall, 1),
         "elo_formula": "Elo = -400*log10(1/score - 1); 95% interval: score +- 1.96 * stdev of "
         "the per-opening pair means / sqrt(pairs), converted with the same formula (the Wilson "
