@@ -88,8 +88,8 @@ class LevelPlayer:
     def choose(self, game: Game) -> tuple[Move, int, int]:
         self.seed += 1
         budget = None if self.movetime_ms is None else self.movetime_ms / 1000
-        state = Game(game.variant, start=game.position).state() if self.position_only else None
-        result = choose_move(state or game.state(), self.level, time_budget=budget, seed=self.seed)
+        seen = Game(game.variant, start=game.position) if self.position_only else game
+        result = choose_move(seen.state(), self.level, time_budget=budget, seed=self.seed)
         return result.move, result.depth, result.nodes
 
     def close(self) -> None:
