@@ -189,6 +189,10 @@ class GameResult:
     second_nodes: int
     moves: list[str]
     first_seconds: float
+    first_searched_moves: int = 0
+    """The first player's moves that searched (a book move searches nothing)."""
+    first_search_seconds: float = 0.0
+    """CPU seconds of those moves."""
 
 
 def _player(
@@ -213,7 +217,8 @@ def play_game(task: GameTask) -> GameResult:
     nodes = Counter[str]()
     termination = "max_plies"
     score = 0.5
-    first_seconds = 0.0
+    first_seconds = first_search_seconds = 0.0
+    first_searched_moves = 0
     try:
         while not game.is_over and game.ply < task.max_plies:
             is_first = game.turn is first_color
@@ -226,7 +231,11 @@ def play_game(task: GameTask) -> GameResult:
                 score = 0.0 if is_first else 1.0
                 break
             if is_first:
-                first_seconds += time.process_time() - started
+                spent = time.process_time() - started
+                first_seconds += spent
+                if searched:
+                    first_searched_moves += 1
+                    first_search_seconds += spent
             who = "first" if is_first else "second"
             depths[who].append(depth)
             nodes[who] += searched
@@ -252,6 +261,8 @@ def play_game(task: GameTask) -> GameResult:
         second_nodes=nodes["second"],
         moves=list(game.moves),
         first_seconds=first_seconds,
+        first_searched_moves=first_searched_moves,
+        first_search_seconds=first_search_seconds,
     )
 
 
@@ -411,6 +422,10 @@ def main(argv: list[str] | None = None) -> int:
             statistics.median(other_depths) if other_depths else None
         )
         report[variant]["mean_plies"] = round(statistics.fmean(r.plies for r in subset), 1)
+        searched = sum(r.first_searched_moves for r in subset)
+        report[variant]["first_mean_cpu_seconds_per_searched_move"] = (
+            round(sum(r.first_search_seconds for r in subset) / searched, 4) if searched else None
+        )
     report["games"] = [asdict(r) for r in results]
 
     label = "engine" if args.engine else second

@@ -142,13 +142,24 @@ def test_quick_stops_near_its_budget(variant: str) -> None:
         assert result.depth >= 1
 
 
-def test_hard_thinks_for_its_budget() -> None:
-    """Hard searches until its CPU budget is spent, and stops soon after (how far it sees in
-    that time is the machine's speed: bench/ai_depth.py measures it)."""
-    budget = SETTINGS[Level.HARD].cpu_seconds
-    result = choose_move(game_past_the_book("english").state(), Level.HARD)
+def test_hard_plans_its_time_around_its_typical_move() -> None:
+    """Hard's own time is planned: no new iteration once most of its typical move's time is
+    spent, more while its choice is open, never past its most (how far it sees in that time
+    is the machine's speed: bench/ai_depth.py measures it)."""
+    settings = SETTINGS[Level.HARD]
+    assert settings.most_cpu_seconds is not None
+    for variant in ("english", "russian"):
+        result = choose_move(game_past_the_book(variant).state(), Level.HARD)
+        assert settings.cpu_seconds / 2 <= result.seconds < settings.most_cpu_seconds * 1.2
+        assert result.depth >= 1
+
+
+def test_a_callers_budget_is_spent_whatever_the_position() -> None:
+    """A budget from the caller is a fixed one: the search thinks for all of it, not less
+    where its choice settles early, nor more."""
+    budget = 0.2
+    result = choose_move(game_past_the_book("english").state(), Level.HARD, time_budget=budget)
     assert budget <= result.seconds < 2 * budget
-    assert result.depth >= 1
 
 
 # -- draw offers ---------------------------------------------------------------------------

@@ -200,6 +200,17 @@ def test_the_budget_is_cpu_time_and_respected() -> None:
     assert result.depth >= 1
 
 
+def test_a_planned_search_stops_once_its_choice_looks_settled() -> None:
+    """With a typical move's time far below its cap, a search stops deepening near the
+    former, not at the latter: the cap is for a choice that stays open."""
+    game = game_past_the_book("english")
+    cap = 2.0
+    started = time.thread_time()
+    report = Searcher(game.position).iterate(SearchLimits(cpu_seconds=cap, target_cpu_seconds=0.02))
+    assert time.thread_time() - started < cap / 4
+    assert report.depth >= 1 and 0 <= report.move_index < len(game.legal_moves)
+
+
 def test_a_full_search_memory_costs_the_next_search_nothing() -> None:
     """A memory kept from move to move stays the size it was made, however much was searched,
     and a full one is not emptied on the next move's clock: a short search after a long one
@@ -207,7 +218,9 @@ def test_a_full_search_memory_costs_the_next_search_nothing() -> None:
     slots = 1 << 12
     memory = SearchMemory(new_table(slots))
     game = game_past_the_book("russian")
-    long_search = Searcher(game.position, memory=memory).iterate(SearchLimits(cpu_seconds=0.3))
+    # A node count, not CPU time: on a busy machine 0.3 s of CPU once searched too few nodes
+    # to fill half the table.
+    long_search = Searcher(game.position, memory=memory).iterate(SearchLimits(max_nodes=40_000))
     assert long_search.nodes > 4 * slots
     assert len(memory.table) == slots
     assert sum(entry is not None for entry in memory.table) > slots // 2

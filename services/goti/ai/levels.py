@@ -6,7 +6,9 @@
   illegal move and never stalls: it is the cheapest level.
 - **Normal** looks four plies ahead (two moves each, then every capture) with a small random
   error that only picks among moves of nearly equal worth: it rarely gives a piece away.
-- **Hard** thinks about 0.15 s of CPU time a move with the full search and no randomness.
+- **Hard** thinks about 0.15 s of CPU time a move on average with the full search and no
+  randomness: less where its choice settles early, up to 0.45 s where its best move keeps
+  changing or its score falls.
 - **Quick** is for the turn timer: a sensible move (the full search) within about 20 ms.
 - **Master** is Hard's search with about 1 s of CPU time a move, no randomness.
 
@@ -29,7 +31,7 @@ class Level(enum.Enum):
     NORMAL = "normal"
     """Four plies ahead; rarely gives a piece away."""
     HARD = "hard"
-    """About 0.15 s of CPU a move, ten plies or more."""
+    """About 0.15 s of CPU a move on average (at most 0.45 s), ten plies or more."""
     QUICK = "quick"
     """A sensible move within about 20 ms, for a player whose time ran out."""
     MASTER = "master"
@@ -58,12 +60,17 @@ class LevelSettings:
     move's score before choosing; 0 plays the best move found."""
     accepts_level_draws: bool
     """Also accepts a draw in a level, quiet position late in the game, not only when losing."""
+    most_cpu_seconds: float | None = None
+    """For a timed level that plans its time: ``cpu_seconds`` is then a typical move's, and a
+    move whose best reply keeps changing may take up to this.  None: every move the same."""
 
 
 SETTINGS: dict[Level, LevelSettings] = {
     Level.EASY: LevelSettings(depth=2, cpu_seconds=0.1, noise=130, accepts_level_draws=False),
     Level.NORMAL: LevelSettings(depth=4, cpu_seconds=0.5, noise=6, accepts_level_draws=False),
-    Level.HARD: LevelSettings(depth=None, cpu_seconds=0.15, noise=0, accepts_level_draws=True),
+    Level.HARD: LevelSettings(
+        depth=None, cpu_seconds=0.15, noise=0, accepts_level_draws=True, most_cpu_seconds=0.45
+    ),
     Level.QUICK: LevelSettings(depth=None, cpu_seconds=0.012, noise=0, accepts_level_draws=False),
     Level.MASTER: LevelSettings(depth=None, cpu_seconds=1.0, noise=0, accepts_level_draws=True),
 }

@@ -184,7 +184,7 @@ def choose_move(
         if drawing is not None:
             # A draw with best play: the search picks among the moves that keep it.
             searcher.root_moves = [searcher.root_moves[i] for i in drawing]
-        report = searcher.iterate(SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline))
+        report = searcher.iterate(_timed_limits(settings, time_budget, wall_deadline))
         index, score, depth = report.move_index, report.score, report.depth
         proven_loss = report.proven_loss
         if drawing is not None:
@@ -222,6 +222,21 @@ def choose_move(
         principal_variation=_notation_of_line(position, line),
         proven_loss=proven_loss,
     )
+
+
+def _timed_limits(
+    settings: LevelSettings, time_budget: float | None, wall_deadline: float | None
+) -> SearchLimits:
+    """A timed level's limits: its own time planned around its typical move's, or a caller's
+    budget as a fixed cap."""
+    if time_budget is None and settings.most_cpu_seconds is not None:
+        return SearchLimits(
+            cpu_seconds=settings.most_cpu_seconds,
+            target_cpu_seconds=settings.cpu_seconds,
+            wall_deadline=wall_deadline,
+        )
+    budget = settings.cpu_seconds if time_budget is None else max(time_budget, 0.001)
+    return SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline)
 
 
 def _book_result(position: Position, booked: BookMove, started: float) -> SearchResult:

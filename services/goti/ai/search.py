@@ -61,6 +61,15 @@ _LOWER: Final = 1
 _UPPER: Final = 2
 _ASPIRATION: Final = 30
 """Half the width of the first window around the last iteration's score."""
+_PLANNED_FROM: Final = 5
+"""Iterations shallower than this are too quick to tell a settled choice from an open one."""
+_START_SHARE: Final = 0.68
+"""No new iteration once this share of a planned move's allowance is spent: the next one
+would seldom finish within it, and an unfinished iteration seldom changes the move."""
+_FINISH_SHARE: Final = 1.5
+"""An iteration under way stops at this share of the allowance."""
+_SCORE_FALL: Final = 20
+"""A fall of this much (a fifth of a man) from the last iteration's score asks for more time."""
 _CHECK_EVERY: Final = 256
 """The clock and the node limit are checked once every this many nodes."""
 _MAX_PLY: Final = 256
@@ -132,6 +141,10 @@ class SearchLimits:
     wall_deadline: float | None = None
     """A ``time.monotonic()`` instant to stop by whatever the CPU time: a caller's deadline,
     which a loaded machine could otherwise make the search overrun."""
+    target_cpu_seconds: float | None = None
+    """A typical move's CPU time, for a search that plans its own: it stops deepening early
+    once its choice looks settled and goes on longer, up to ``cpu_seconds``, while its best
+    move keeps changing or its score falls.  None spends ``cpu_seconds`` whatever happens."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +261,7 @@ class Searcher:
         self.killers: list[list[RawMove | None]] = [[None, None] for _ in range(_MAX_PLY + 2)]
         self.history: defaultdict[RawMove, int] = kept.history
         self._proven: tuple[int, int] | None = None
+        self._node_limit = 1 << 62
         self._table_value = table_value
         # A root inside the tables is searched to the game's real end (the caller reads the
         # tables at the root): table scores would hide the forced wins and losses it proves.
@@ -691,12 +705,19 @@ class Searcher:
 
     def _start_clock(self, limits: SearchLimits) -> float:
         started = time.thread_time()
+        self._node_limit = self.nodes + limits.max_nodes if limits.max_nodes else 1 << 62
+        seconds = limits.cpu_seconds
+        if limits.target_cpu_seconds is not None:
+            seconds = _capped(limits.target_cpu_seconds * _FINISH_SHARE, seconds)
+        self._stop_after(started, seconds, limits)
+        return started
+
+    def _stop_after(self, started: float, seconds: float | None, limits: SearchLimits) -> None:
         self._set_limits(
-            started + limits.cpu_seconds if limits.cpu_seconds is not None else float("inf"),
-            self.nodes + limits.max_nodes if limits.max_nodes else 1 << 62,
+            started + seconds if seconds is not None else float("inf"),
+            self._node_limit,
             limits.wall_deadline if limits.wall_deadline is not None else float("inf"),
         )
-        return started
 
     def score_move(self, move: RawMove, depth: int, alpha: int, beta: int) -> int:
         """The score of one root move searched to ``depth`` plies (including itself)."""
@@ -783,7 +804,10 @@ class Searcher:
                 max_nodes=limits.max_nodes,
                 wall_deadline=limits.wall_deadline,
             )
+        target = limits.target_cpu_seconds
+        changes = 0.0
         for depth in range(1, limits.max_depth + 1):
+            previous_index, previous_score = best_index, best_score
             try:
                 best_index, best_score = self._iteration(depth, order, best_score)
             except _OutOfTimeError:
@@ -798,6 +822,17 @@ class Searcher:
             order.insert(0, best_index)
             if abs(best_score) > WIN_BOUND and WIN - abs(best_score) <= depth:
                 break  # a forced result within the horizon: deeper will not change it
+            if target is not None and depth >= _PLANNED_FROM:
+                # Recent changes of the best move count more than old ones.
+                changes = changes / 2 + (best_index != previous_index)
+                allowance = target * (1.0 + changes)
+                if best_score <= previous_score - _SCORE_FALL:
+                    allowance *= 1.5
+                if time.thread_time() - started >= allowance * _START_SHARE:
+                    break
+                self._stop_after(
+                    started, _capped(allowance * _FINISH_SHARE, limits.cpu_seconds), limits
+                )
         return SearchReport(
             move_index=best_index,
             score=best_score,
@@ -806,6 +841,10 @@ class Searcher:
             seconds=time.thread_time() - started,
             proven_loss=proven_loss,
         )
+
+
+def _capped(seconds: float, cap: float | None) -> float:
+    return seconds if cap is None else min(seconds, cap)
 
 
 def play_hashed(

@@ -157,7 +157,8 @@ class AiServicer(ai_pb2_grpc.AiServiceServicer):
         received = time.perf_counter()
         state = await _state(request, context)
         level = await _level(request.level, context)
-        budget = SETTINGS[level].cpu_seconds
+        # None: the level's own time, which Hard and Master plan move by move.
+        budget: float | None = None
         if request.time_budget_ms:
             if request.time_budget_ms > MAX_TIME_BUDGET_MS:
                 await _refuse(
@@ -176,7 +177,8 @@ class AiServicer(ai_pb2_grpc.AiServiceServicer):
             # The caller's deadline wins: think within a share of what is left of it, in CPU
             # time and, on a loaded machine where CPU time runs slow, in wall-clock time too.
             share = max(MIN_BUDGET_SECONDS, remaining * DEADLINE_SHARE)
-            budget = min(budget, share)
+            if share < (SETTINGS[level].cpu_seconds if budget is None else budget):
+                budget = share
             wall_deadline = time.monotonic() + share
         seed = request.seed if request.HasField("seed") else None
         loop = asyncio.get_running_loop()

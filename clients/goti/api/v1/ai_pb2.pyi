@@ -35,7 +35,9 @@ class _LevelEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Level.ValueType
     LEVEL_NORMAL: _Level.ValueType  # 2
     """Looks four plies (two moves each) ahead and rarely gives a piece away."""
     LEVEL_HARD: _Level.ValueType  # 3
-    """Thinks about 0.15 s of CPU time a move and reaches about ten plies or more."""
+    """Thinks about 0.15 s of CPU time a move on average (less on a settled move, up to about
+    0.45 s on a hard one) and reaches about ten plies or more.
+    """
     LEVEL_QUICK: _Level.ValueType  # 4
     """A sensible move within about 20 ms: played for a player whose turn timer ran out."""
     LEVEL_MASTER: _Level.ValueType  # 5
@@ -56,7 +58,9 @@ an illegal move and never stalls.
 LEVEL_NORMAL: Level.ValueType  # 2
 """Looks four plies (two moves each) ahead and rarely gives a piece away."""
 LEVEL_HARD: Level.ValueType  # 3
-"""Thinks about 0.15 s of CPU time a move and reaches about ten plies or more."""
+"""Thinks about 0.15 s of CPU time a move on average (less on a settled move, up to about
+0.45 s on a hard one) and reaches about ten plies or more.
+"""
 LEVEL_QUICK: Level.ValueType  # 4
 """A sensible move within about 20 ms: played for a player whose turn timer ran out."""
 LEVEL_MASTER: Level.ValueType  # 5
@@ -79,8 +83,10 @@ class ChooseMoveRequest(_message.Message):
     level: Global___Level.ValueType
     """How strongly to play."""
     time_budget_ms: _builtins.int
-    """The most CPU time to think, in milliseconds, 1-10000; 0 for the level's own (about
-    150 for Hard, 1000 for Master, 20 for Quick). The call's deadline, when shorter, wins.
+    """The most CPU time to think, in milliseconds, 1-10000, spent whatever the position; 0
+    for the level's own (about 150 for Hard on average, which spends less on a settled move
+    and up to 450 on a hard one; 1000 for Master, 20 for Quick). The call's deadline, when
+    shorter, wins.
     """
     seed: _builtins.int
     """Seeds the level's randomness (Easy's mistakes, the choice among equal moves) so a
