@@ -62,7 +62,7 @@ class LevelSettings:
     """Also accepts a draw in a level, quiet position late in the game, not only when losing."""
     most_cpu_seconds: float | None = None
     """For a timed level that plans its time: ``cpu_seconds`` is then a typical move's, and a
-    move whose best reply keeps changing may take up to this.  None: every move the same."""
+    search whose best move keeps changing may take up to this.  None: every move the same."""
 
 
 SETTINGS: dict[Level, LevelSettings] = {

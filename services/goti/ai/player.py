@@ -156,8 +156,9 @@ def choose_move(
 ) -> SearchResult:
     """The move the computer plays at ``level`` for the side to move in ``state``.
 
-    ``time_budget`` (CPU seconds) replaces the level's own budget: the target for Hard,
-    Master and Quick, a safety cap for Easy and Normal.  ``wall_deadline`` (a ``time.monotonic()``
+    ``time_budget`` (CPU seconds) replaces the level's own budget: spent as given by Hard,
+    Master and Quick (Hard's own is planned move by move), a safety cap for Easy and
+    Normal.  ``wall_deadline`` (a ``time.monotonic()``
     instant) stops the search however little CPU it had, for a caller that must answer by
     then.  The move is always legal and always comes back: a search that runs out of time
     plays the best move found so far.  ``seed`` makes the random choices of Easy and Normal
@@ -166,7 +167,7 @@ def choose_move(
     chosen_level = _level(level)
     settings = SETTINGS[chosen_level]
     position = _playable(state)
-    budget = settings.cpu_seconds if time_budget is None else max(time_budget, 0.001)
+    limits = _limits(settings, time_budget, wall_deadline)
     started = time.thread_time()
     if settings.depth is None:
         booked = shipped_book(position.variant).choose(position, random.Random(seed))
@@ -184,7 +185,7 @@ def choose_move(
         if drawing is not None:
             # A draw with best play: the search picks among the moves that keep it.
             searcher.root_moves = [searcher.root_moves[i] for i in drawing]
-        report = searcher.iterate(_timed_limits(settings, time_budget, wall_deadline))
+        report = searcher.iterate(limits)
         index, score, depth = report.move_index, report.score, report.depth
         proven_loss = report.proven_loss
         if drawing is not None:
@@ -198,7 +199,6 @@ def choose_move(
             # count in plies to the conversion, not to the end.
             index, score, depth = from_tables.moves[0], WIN_BOUND, from_tables.plies
     else:
-        limits = SearchLimits(cpu_seconds=budget, wall_deadline=wall_deadline)
         picked = _pick_with_noise(searcher, settings, limits, random.Random(seed))
         if picked is None:
             # Out of budget before every move was scored: fall back on the quick search.
@@ -224,11 +224,11 @@ def choose_move(
     )
 
 
-def _timed_limits(
+def _limits(
     settings: LevelSettings, time_budget: float | None, wall_deadline: float | None
 ) -> SearchLimits:
-    """A timed level's limits: its own time planned around its typical move's, or a caller's
-    budget as a fixed cap."""
+    """A level's limits: its own time planned around its typical move's where it plans it,
+    else a fixed budget, the level's own or the caller's."""
     if time_budget is None and settings.most_cpu_seconds is not None:
         return SearchLimits(
             cpu_seconds=settings.most_cpu_seconds,
