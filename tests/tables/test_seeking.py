@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 import grpc
+import pytest
 from redis.asyncio import Redis
 
 from goti.api.error_status import ErrorStatus
@@ -188,17 +189,26 @@ async def first_move_reaches_the_other(
     assert watch.events[0].HasField("move_played")
 
 
-async def test_two_hundred_seekers_over_two_replicas_are_each_paired_once_within_the_rule(
-    start_replica: StartReplica, redis: Redis
+@pytest.mark.parametrize(
+    ("seekers", "rating_spread"),
+    [
+        # Close ratings: most pair at once, a few after a widening or two.
+        (40, 60.0),
+        # A real spread: the last ones wait for the widening rule's full minute.
+        pytest.param(200, 250.0, marks=pytest.mark.slow),
+    ],
+)
+async def test_many_seekers_over_two_replicas_are_each_paired_once_within_the_rule(
+    start_replica: StartReplica, redis: Redis, seekers: int, rating_spread: float
 ) -> None:
     replicas = [await start_replica(), await start_replica()]
     rng = random.Random(15)
     ratings: dict[str, float] = {}
     guests = []
-    for index in range(200):
+    for index in range(seekers):
         replica = replicas[index % 2]
         guest = await new_guest(replica.channel)
-        ratings[guest.player_id] = rng.gauss(1500, 250)
+        ratings[guest.player_id] = rng.gauss(1500, rating_spread)
         # Settled ratings, written where rated games leave them: the player's hash.
         stored = StoredRating(Rating(rating=ratings[guest.player_id], deviation=80.0), 30)
         await redis.hset(
@@ -242,7 +252,7 @@ async def test_two_hundred_seekers_over_two_replicas_are_each_paired_once_within
             waited_ms = seek_waited_ms(side, paired_at)
             accepted = pairing.accepted_range(waited_ms + 1000)
             assert accepted is None or gap <= accepted + 1, (gap, waited_ms)
-    assert len(tables) == 100 and all(len(players) == 2 for players in tables.values())
+    assert len(tables) == seekers // 2 and all(len(players) == 2 for players in tables.values())
     assert await redis.zcard(ENGLISH_UNTIMED) == 0
 
 

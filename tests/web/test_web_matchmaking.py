@@ -203,7 +203,7 @@ async def _in_pool(backend: WebBackend, player_id: str) -> bool:
 async def test_a_closed_seek_stream_leaves_the_pool_at_once_and_the_next_seek_pairs(
     web_backend: WebBackend,
 ) -> None:
-    async with ann_and_bob(web_backend) as ((ann, ann_player), (bob, _)):
+    async with ann_and_bob(web_backend) as ((ann, ann_player), (bob, bob_player)):
         stream = ann.seek(seek_request())
         first = await asyncio.wait_for(anext(stream), WAIT_SECONDS)
         assert first.waiting.seekers_in_pool == 1
@@ -226,7 +226,12 @@ async def test_a_closed_seek_stream_leaves_the_pool_at_once_and_the_next_seek_pa
         bob_stream = bob.seek(seek_request())
         alone = await asyncio.wait_for(anext(bob_stream), WAIT_SECONDS)
         assert alone.waiting.seekers_in_pool == 1
+        # His page closes that stream too; the server learns of it a moment later.
         await bob_stream.aclose()
+        await until(
+            lambda: _not(_in_pool(web_backend, bob_player.player_id)),
+            "Bob's closed seek leaves its pool",
+        )
         await both_paired((ann, seek_request()), (bob, seek_request()))
 
 
