@@ -142,14 +142,15 @@ def test_quick_stops_near_its_budget(variant: str) -> None:
         assert result.depth >= 1
 
 
-def test_hard_plans_its_time_around_its_typical_move() -> None:
-    """Hard's own time is planned: no new iteration once most of its typical move's time is
-    spent, more while its choice is open, never past its most (how far it sees in that time
-    is the machine's speed: bench/ai_depth.py measures it)."""
-    settings = SETTINGS[Level.HARD]
+@pytest.mark.parametrize("level", [Level.HARD, Level.MASTER])
+def test_hard_and_master_plan_their_time_around_their_typical_move(level: Level) -> None:
+    """Hard's and Master's own time is planned: no new iteration once most of a typical move's
+    time is spent, more while the choice is open, never past the level's most (how far it sees
+    in that time is the machine's speed: bench/ai_depth.py measures it)."""
+    settings = SETTINGS[level]
     assert settings.most_cpu_seconds is not None
     for variant in ("english", "russian"):
-        result = choose_move(game_past_the_book(variant).state(), Level.HARD)
+        result = choose_move(game_past_the_book(variant).state(), level)
         assert settings.cpu_seconds / 2 <= result.seconds < settings.most_cpu_seconds * 1.2
         assert result.depth >= 1
 

@@ -10,7 +10,8 @@
   randomness: less where its choice settles early, up to 0.45 s where its best move keeps
   changing or its score falls.
 - **Quick** is for the turn timer: a sensible move (the full search) within about 20 ms.
-- **Master** is Hard's search with about 1 s of CPU time a move, no randomness.
+- **Master** is Hard's search with about 1 s of CPU time a move on average, planned the same
+  way (up to 3 s), no randomness.
 
 Hard, Master and Quick play the first moves out of the standard openings from the opening
 book (:mod:`goti.ai.opening_book`, a random pick between two moves where the book has two),
@@ -35,7 +36,7 @@ class Level(enum.Enum):
     QUICK = "quick"
     """A sensible move within about 20 ms, for a player whose time ran out."""
     MASTER = "master"
-    """Hard's search with about 1 s of CPU a move: the strongest level."""
+    """Hard's search with about 1 s of CPU a move on average (at most 3 s): the strongest."""
 
     @classmethod
     def parse(cls, text: str) -> Level:
@@ -72,6 +73,8 @@ SETTINGS: dict[Level, LevelSettings] = {
         depth=None, cpu_seconds=0.15, noise=0, accepts_level_draws=True, most_cpu_seconds=0.45
     ),
     Level.QUICK: LevelSettings(depth=None, cpu_seconds=0.012, noise=0, accepts_level_draws=False),
-    Level.MASTER: LevelSettings(depth=None, cpu_seconds=1.0, noise=0, accepts_level_draws=True),
+    Level.MASTER: LevelSettings(
+        depth=None, cpu_seconds=1.0, noise=0, accepts_level_draws=True, most_cpu_seconds=3.0
+    ),
 }
 """Each level's settings."""

@@ -157,12 +157,12 @@ def choose_move(
     """The move the computer plays at ``level`` for the side to move in ``state``.
 
     ``time_budget`` (CPU seconds) replaces the level's own budget: spent as given by Hard,
-    Master and Quick (Hard's own is planned move by move), a safety cap for Easy and
-    Normal.  ``wall_deadline`` (a ``time.monotonic()``
-    instant) stops the search however little CPU it had, for a caller that must answer by
-    then.  The move is always legal and always comes back: a search that runs out of time
-    plays the best move found so far.  ``seed`` makes the random choices of Easy and Normal
-    repeatable.  Raises ``ValueError`` when the game is over or the side to move has no move.
+    Master and Quick (Hard's and Master's own are planned move by move), a safety cap for
+    Easy and Normal.  ``wall_deadline`` (a ``time.monotonic()`` instant) stops the search
+    however little CPU it had, for a caller that must answer by then.  The move is always
+    legal and always comes back: a search that runs out of time plays the best move found so
+    far.  ``seed`` makes the random choices of Easy and Normal repeatable.  Raises
+    ``ValueError`` when the game is over or the side to move has no move.
     """
     chosen_level = _level(level)
     settings = SETTINGS[chosen_level]

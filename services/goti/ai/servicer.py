@@ -157,7 +157,7 @@ class AiServicer(ai_pb2_grpc.AiServiceServicer):
         received = time.perf_counter()
         state = await _state(request, context)
         level = await _level(request.level, context)
-        # None: the level's own time (Hard plans it move by move).
+        # None: the level's own time (Hard and Master plan it move by move).
         budget: float | None = None
         if request.time_budget_ms:
             if request.time_budget_ms > MAX_TIME_BUDGET_MS:

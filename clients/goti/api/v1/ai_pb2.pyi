@@ -41,7 +41,8 @@ class _LevelEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Level.ValueType
     LEVEL_QUICK: _Level.ValueType  # 4
     """A sensible move within about 20 ms: played for a player whose turn timer ran out."""
     LEVEL_MASTER: _Level.ValueType  # 5
-    """The strongest: Hard's search with up to about 1 s of CPU time a move, no randomness.
+    """The strongest: Hard's search with about 1 s of CPU time a move on average, planned as
+    Hard's is (less on a settled move, up to about 3 s on a hard one), no randomness.
     When the AI service has an opening book and endgame databases, Master is the level that
     plays from them.
     """
@@ -64,7 +65,8 @@ LEVEL_HARD: Level.ValueType  # 3
 LEVEL_QUICK: Level.ValueType  # 4
 """A sensible move within about 20 ms: played for a player whose turn timer ran out."""
 LEVEL_MASTER: Level.ValueType  # 5
-"""The strongest: Hard's search with up to about 1 s of CPU time a move, no randomness.
+"""The strongest: Hard's search with about 1 s of CPU time a move on average, planned as
+Hard's is (less on a settled move, up to about 3 s on a hard one), no randomness.
 When the AI service has an opening book and endgame databases, Master is the level that
 plays from them.
 """
@@ -85,8 +87,8 @@ class ChooseMoveRequest(_message.Message):
     time_budget_ms: _builtins.int
     """The most CPU time to think, in milliseconds, 1-10000, spent whatever the position; 0
     for the level's own (about 150 for Hard on average, which spends less on a settled move
-    and up to 450 on a hard one; 1000 for Master, 20 for Quick). The call's deadline, when
-    shorter, wins.
+    and up to 450 on a hard one; about 1000 for Master, up to 3000; 20 for Quick). The
+    call's deadline, when shorter, wins.
     """
     seed: _builtins.int
     """Seeds the level's randomness (Easy's mistakes, the choice among equal moves) so a
