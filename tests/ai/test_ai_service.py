@@ -38,7 +38,7 @@ LEVELS = [
     ai_pb2.LEVEL_MASTER,
     ai_pb2.LEVEL_QUICK,
 ]
-MASTER_WALL_SECONDS = 10.0
+MASTER_WALL_SECONDS = 15.0
 """A Master move thinks about 1 s of CPU (at most 3 s), which a busy machine may spread over
 several seconds of wall-clock time; the search that waited for the call's deadline instead (0.6
 of its 30 s) would still take longer than this."""
