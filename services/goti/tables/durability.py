@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 
 from goti.tables.redis_calls import RedisClient
@@ -87,7 +88,14 @@ class ReplicaWait:
             else:
                 pipeline.evalsha(script.sha, len(keys), *keys, *args)
                 pipeline.wait(self._replicas, self._timeout_ms)
-            reply, acknowledged = await pipeline.execute()
+            try:
+                reply, acknowledged = await pipeline.execute()
+            except AttributeError as error:
+                # redis-py 8.1's cluster pipeline may write on a connection that a node's
+                # failure closed a moment before (its writer gone, seen once in a failover
+                # test): the connection was lost before the script was sent, so the caller
+                # gets UNAVAILABLE and retries, as after any lost connection.
+                raise RedisConnectionError(f"connection closed mid-pipeline: {error}") from error
         return reply, int(acknowledged)
 
     def _report_shortfall(self, acknowledged: int) -> None:
