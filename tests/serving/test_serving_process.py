@@ -106,7 +106,10 @@ async def test_a_signal_stops_the_server_gracefully(stop_signal: signal.Signals)
         # a new connection, which the server no longer takes (another replica would answer).
         refused = await asyncio.wait_for(first_refusal(client), PATIENCE)
         assert refused.code() == grpc.StatusCode.UNAVAILABLE
-        assert "Failed to connect" in str(refused.details())
+        # Refused as a new connection: not taken at all, or reset while being set up (the
+        # server's listening socket closing under it, seen once in CI).
+        details = str(refused.details())
+        assert "Failed to connect" in details or "Connection reset by peer" in details, details
         assert not sleeping.done()
         assert await sleeping == b"slept"
         assert await server.exit_code() == 0
