@@ -144,7 +144,8 @@ def test_the_losing_side_takes_a_threefold_repetition() -> None:
     for level in Level:
         result = choose_move(game.state(), level, seed=1)
         assert result.notation == "18-22"
-        assert result.score == 0
+        # Master's contempt for draws prices this one below level, still far above a loss.
+        assert result.score == -SETTINGS[level].contempt
     game.push(choose_move(game.state(), Level.HARD).move)
     assert game.outcome is not None and game.outcome.winner is None
 
@@ -155,6 +156,31 @@ def test_the_winning_side_steers_clear_of_a_threefold_repetition() -> None:
     result = choose_move(game.state(), Level.HARD)
     assert result.notation != "5-1"
     assert result.score > 100
+
+
+def test_contempt_plays_on_where_a_level_game_could_repeat() -> None:
+    # Two kings each, level; Black's 1-5 brings back the starting position a third time.
+    game = _game("W:WK9,K24:BK31,K5", "english", "9-14 5-1 14-9 1-5 9-14 5-1 14-9")
+    state = game.state()
+    repeating = [game.position.notation(move) for move in game.legal_moves].index("1-5")
+
+    def search(contempt: int) -> tuple[int, int]:
+        searcher = Searcher(
+            state.position,
+            history=state.repetition,
+            quiet_plies=state.quiet_plies,
+            contempt=contempt,
+        )
+        report = searcher.iterate(SearchLimits(max_depth=8))
+        return report.move_index, report.score
+
+    # Without contempt the draw is as good as anything else here, and the search takes it.
+    assert search(0) == (repeating, 0)
+    # With it the draw costs the side to move 25, more than playing on costs it.
+    index, score = search(25)
+    assert index != repeating
+    assert -25 < score <= 0
+    assert SETTINGS[Level.MASTER].contempt > 0 and SETTINGS[Level.HARD].contempt == 0
 
 
 def _quiet_walk(game: Game, plies: int) -> None:

@@ -11,7 +11,8 @@
   changing or its score falls.
 - **Quick** is for the turn timer: a sensible move (the full search) within about 20 ms.
 - **Master** is Hard's search with about 1 s of CPU time a move on average, planned the same
-  way (up to 3 s), no randomness.
+  way (up to 3 s), no randomness; it plays on rather than repeat a position where it can
+  (a contempt for draws of a quarter of a man).
 
 Hard, Master and Quick play the first moves out of the standard openings from the opening
 book (:mod:`goti.ai.opening_book`, a random pick between two moves where the book has two),
@@ -64,7 +65,15 @@ class LevelSettings:
     most_cpu_seconds: float | None = None
     """For a timed level that plans its time: ``cpu_seconds`` is then a typical move's, and a
     search whose best move keeps changing may take up to this.  None: every move the same."""
+    contempt: int = 0
+    """How much worse than level (hundredths of a man) the search values a draw by repetition
+    or by the move limit for the side it plays: above 0, it plays on where a line it can
+    choose is worth at least that, instead of repeating."""
 
+
+MASTER_CONTEMPT = 25
+"""A quarter of a man: Master plays on rather than repeat unless every other line it sees
+costs it more than that."""
 
 SETTINGS: dict[Level, LevelSettings] = {
     Level.EASY: LevelSettings(depth=2, cpu_seconds=0.1, noise=130, accepts_level_draws=False),
@@ -74,7 +83,12 @@ SETTINGS: dict[Level, LevelSettings] = {
     ),
     Level.QUICK: LevelSettings(depth=None, cpu_seconds=0.012, noise=0, accepts_level_draws=False),
     Level.MASTER: LevelSettings(
-        depth=None, cpu_seconds=1.0, noise=0, accepts_level_draws=True, most_cpu_seconds=3.0
+        depth=None,
+        cpu_seconds=1.0,
+        noise=0,
+        accepts_level_draws=True,
+        most_cpu_seconds=3.0,
+        contempt=MASTER_CONTEMPT,
     ),
 }
 """Each level's settings."""

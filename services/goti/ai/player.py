@@ -128,7 +128,7 @@ def limit_search_memory(megabytes: float) -> int:
     return _MEMORIES.resize(megabytes)
 
 
-def _searcher(state: GameState, *, timed: bool) -> Searcher:
+def _searcher(state: GameState, *, timed: bool, contempt: int = 0) -> Searcher:
     """A search from ``state``: for the timed levels with the memory this process kept and the
     endgame tables at the leaves; for Easy and Normal, which score every move at their own
     depth, with neither, since deeper knowledge would change what they promise."""
@@ -143,6 +143,7 @@ def _searcher(state: GameState, *, timed: bool) -> Searcher:
         memory=_MEMORIES.of(variant.name),
         table_value=tables.value_sides,
         table_pieces=tables.max_pieces,
+        contempt=contempt,
     )
 
 
@@ -173,7 +174,7 @@ def choose_move(
         booked = shipped_book(position.variant).choose(position, random.Random(seed))
         if booked is not None:
             return _book_result(position, booked, started)
-    searcher = _searcher(state, timed=settings.depth is None)
+    searcher = _searcher(state, timed=settings.depth is None, contempt=settings.contempt)
     moves = list(position.legal_moves)
     if settings.depth is None:
         from_tables = table_choice(position)

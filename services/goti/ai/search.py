@@ -223,7 +223,9 @@ class Searcher:
     with ``position`` itself (as :attr:`goti.rules.game.GameState.repetition` holds them);
     ``quiet_plies`` is the game's move-limit clock.  A searcher keeps its transposition
     table, killers and history between calls, so deepening reuses what it learned; with
-    ``memory`` it starts from (and adds to) what earlier searches learned.
+    ``memory`` it starts from (and adds to) what earlier searches learned.  ``contempt``
+    (hundredths of a man) values a draw by repetition or by the move limit as that much worse
+    than level for the side to move at ``position``.
     """
 
     def __init__(
@@ -236,8 +238,10 @@ class Searcher:
         memory: SearchMemory | None = None,
         table_value: TableValue | None = None,
         table_pieces: int = 0,
+        contempt: int = 0,
     ) -> None:
         self.position = position
+        self._contempt = contempt
         variant = position.variant
         self.evaluate = evaluator if evaluator is not None else make_evaluator(variant)
         mine, theirs = position.sides()
@@ -304,6 +308,11 @@ class Searcher:
         reductions = _REDUCTIONS
         table_value = self._table_value
         table_pieces = self._table_pieces
+        contempt = self._contempt
+        # A draw by repetition or by the move limit, valued for the side to move at a ply:
+        # with contempt, worse than level for the side the search is for (to move at even
+        # plies), so that it keeps a game going rather than repeat where it can.
+        path_draw = (DRAW - contempt, DRAW + contempt)
         nodes = 0
         path_draws = 0
         next_check = _CHECK_EVERY
@@ -350,11 +359,11 @@ class Searcher:
                 while earlier >= in_tree:
                     if stack[earlier] == key:
                         path_draws += 1
-                        return DRAW
+                        return path_draw[ply & 1]
                     earlier -= 2
                 if oldest < base and key in seen_twice:
                     path_draws += 1
-                    return DRAW
+                    return path_draw[ply & 1]
             else:
                 stack[base + ply] = key
 
@@ -385,12 +394,12 @@ class Searcher:
                         return ply - WIN
                     if rev >= move_limit:
                         path_draws += 1
-                        return DRAW
+                        return path_draw[ply & 1]
                     return score
                 # Quiescence: captures are forced, so there is no standing pat.
                 if rev >= move_limit:
                     path_draws += 1
-                    return DRAW
+                    return path_draw[ply & 1]
                 moves = captures(mine, theirs, kings, white, backwards, flying, crown_stops)
                 if len(moves) > 1:
                     moves.sort(key=_captured_count, reverse=True)
@@ -448,7 +457,7 @@ class Searcher:
                     return ply - WIN
             if rev >= move_limit:
                 path_draws += 1
-                return DRAW
+                return path_draw[ply & 1]
             draws_before = path_draws
 
             count = len(moves)
@@ -656,9 +665,11 @@ class Searcher:
                 stored += ply
             elif stored < -WIN_BOUND:
                 stored -= ply
-            if path_draws != draws_before and rev:
+            if path_draws != draws_before and (rev or contempt):
                 # A draw by repetition or by the move limit below depends on the path that
-                # led here, not only on the position: keep the move, not the score.
+                # led here, not only on the position: keep the move, not the score.  With
+                # contempt it also depends on which side the search is for, which the next
+                # search to read the table may not share.
                 table[key & slot_mask] = (key, -1, bound, stored, best_move)
             else:
                 table[key & slot_mask] = (key, depth, bound, stored, best_move)

@@ -42,9 +42,10 @@ class _LevelEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Level.ValueType
     """A sensible move within about 20 ms: played for a player whose turn timer ran out."""
     LEVEL_MASTER: _Level.ValueType  # 5
     """The strongest: Hard's search with about 1 s of CPU time a move on average, planned as
-    Hard's is (less on a settled move, up to about 3 s on a hard one), no randomness.
-    When the AI service has an opening book and endgame databases, Master is the level that
-    plays from them.
+    Hard's is (less on a settled move, up to about 3 s on a hard one), no randomness. It
+    plays on rather than repeat a position when another move costs it under a quarter of a
+    man. When the AI service has an opening book and endgame databases, Master is the level
+    that plays from them.
     """
 
 class Level(_Level, metaclass=_LevelEnumTypeWrapper):
@@ -66,9 +67,10 @@ LEVEL_QUICK: Level.ValueType  # 4
 """A sensible move within about 20 ms: played for a player whose turn timer ran out."""
 LEVEL_MASTER: Level.ValueType  # 5
 """The strongest: Hard's search with about 1 s of CPU time a move on average, planned as
-Hard's is (less on a settled move, up to about 3 s on a hard one), no randomness.
-When the AI service has an opening book and endgame databases, Master is the level that
-plays from them.
+Hard's is (less on a settled move, up to about 3 s on a hard one), no randomness. It
+plays on rather than repeat a position when another move costs it under a quarter of a
+man. When the AI service has an opening book and endgame databases, Master is the level
+that plays from them.
 """
 Global___Level: _TypeAlias = Level  # noqa: Y015
 
