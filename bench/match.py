@@ -18,10 +18,14 @@ gives the bound instead.
         --movetime 150 --second-movetime 600      # the old Hard with four times the time
     python bench/match.py --first hard --engine "python -m bench.engines.baseline_2026_12" \
         --movetime 150 --position-only      # Hard, like the engine, sees the position alone
+    python bench/match.py --first master --engine "goti engine" --engine-sees-game
+                                            # both see the whole game, as levels in play do
 
 An engine over the line protocol sees only the position, not the game's earlier positions:
 it cannot tell a move that repeats one for the third time (a draw) from any other.  Goti's
-levels in this process see the whole game unless ``--position-only``.
+levels in this process see the whole game unless ``--position-only``; with
+``--engine-sees-game`` the engine is sent the game's first position and its moves (the line
+protocol's ``moves=``, which ``goti engine`` reads) and sees the whole game too.
 
 The figures go to ``bench/results/ai_match_<first>_vs_<second>.json`` with the date, the
 machine and the command line.
@@ -78,6 +82,7 @@ class LevelPlayer:
     movetime_ms: int | None
     seed: int
     position_only: bool = False
+    engine_sees_game: bool = False
     """Search from the position alone, as an engine over the line protocol does: no earlier
     positions (repetitions) and no quiet-move count."""
     name: str = ""
@@ -107,6 +112,8 @@ class EnginePlayer:
 
     command: str
     movetime_ms: int | None
+    sees_game: bool = False
+    """Send the game's first position and its moves (``moves=``), not the position alone."""
     name: str = ""
     process: subprocess.Popen[str] | None = field(default=None, repr=False)
 
@@ -123,9 +130,7 @@ class EnginePlayer:
                 bufsize=1,
             )
         assert self.process.stdin is not None and self.process.stdout is not None
-        request = f"{game.variant.name} {game.position.fen()}"
-        if self.movetime_ms is not None:
-            request += f" movetime={self.movetime_ms}"
+        request = self.request_line(game)
         try:
             self.process.stdin.write(request + "\n")
             self.process.stdin.flush()
@@ -138,6 +143,16 @@ class EnginePlayer:
         if not reply or reply.startswith("error:"):
             raise ValueError(f"the engine answered {reply!r} to {request!r}")
         return game.position.parse_move(reply), 0, 0
+
+    def request_line(self, game: Game) -> str:
+        """The line asking the engine for its move in ``game``."""
+        shown = game.start if self.sees_game else game.position
+        request = f"{game.variant.name} {shown.fen()}"
+        if self.movetime_ms is not None:
+            request += f" movetime={self.movetime_ms}"
+        if self.sees_game and game.moves:
+            request += f" moves={','.join(game.moves)}"
+        return request
 
     def _ended(self, request: str) -> str:
         assert self.process is not None
@@ -172,6 +187,7 @@ class GameTask:
     max_plies: int
     seed: int
     position_only: bool = False
+    engine_sees_game: bool = False
 
 
 @dataclass(frozen=True)
@@ -195,12 +211,10 @@ class GameResult:
     """CPU seconds of those moves."""
 
 
-def _player(
-    spec: str, engine: bool, movetime_ms: int | None, seed: int, position_only: bool
-) -> Player:
+def _player(task: GameTask, spec: str, engine: bool, movetime_ms: int | None, seed: int) -> Player:
     if engine:
-        return EnginePlayer(spec, movetime_ms)
-    return LevelPlayer(Level.parse(spec), movetime_ms, seed, position_only)
+        return EnginePlayer(spec, movetime_ms, task.engine_sees_game)
+    return LevelPlayer(Level.parse(spec), movetime_ms, seed, task.position_only)
 
 
 def play_game(task: GameTask) -> GameResult:
@@ -208,10 +222,8 @@ def play_game(task: GameTask) -> GameResult:
     game = Game(task.variant)
     for text in task.opening_moves:
         game.play(text)
-    first = _player(task.first, False, task.movetime_ms, task.seed, task.position_only)
-    second = _player(
-        task.second, task.engine, task.second_movetime_ms, task.seed + 500_000, task.position_only
-    )
+    first = _player(task, task.first, False, task.movetime_ms, task.seed)
+    second = _player(task, task.second, task.engine, task.second_movetime_ms, task.seed + 500_000)
     first_color = Color(task.first_plays)
     depths: dict[str, list[int]] = {"first": [], "second": []}
     nodes = Counter[str]()
@@ -357,11 +369,18 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="CPU ms per move for the second player alone (default: --movetime)",
     )
-    parser.add_argument(
+    sight = parser.add_mutually_exclusive_group()
+    sight.add_argument(
         "--position-only",
         action="store_true",
         help="Goti's levels see only the position, as an engine over the line protocol does "
         "(no repetitions, no quiet-move count): a match against an engine on equal terms",
+    )
+    sight.add_argument(
+        "--engine-sees-game",
+        action="store_true",
+        help="send the engine the game's first position and its moves (moves=, as goti engine "
+        "reads them), so that it sees the whole game as Goti's levels in this process do",
     )
     parser.add_argument("--max-plies", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -389,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
                         second_movetime_ms=second_movetime,
                         max_plies=args.max_plies,
                         position_only=args.position_only,
+                        engine_sees_game=args.engine_sees_game,
                         seed=args.seed * 1_000_003 + number * 2 + (first_plays == "white"),
                     )
                 )
@@ -406,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         "movetime_ms": args.movetime,
         "second_movetime_ms": second_movetime,
         "position_only": args.position_only,
+        "engine_sees_game": args.engine_sees_game,
         "wall_seconds": round(wall, 1),
         "elo_formula": "Elo = -400*log10(1/score - 1); 95% interval: score +- 1.96 * stdev of "
         "the per-opening pair means / sqrt(pairs), converted with the same formula (the Wilson "

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from goti.ai.engine import answer, main, parse_request, run_engine
 from goti.ai.levels import Level
+from goti.rules.game import Game
 from goti.rules.position import Position
 
 
@@ -72,6 +75,58 @@ def test_a_request_parses_into_position_level_and_time() -> None:
     assert parse_request("english B:W21-32:B1-12 level=Master").level is Level.MASTER
     with pytest.raises(ValueError):
         parse_request("english B:W21-32:B1-12 level=hard extra")
+
+
+def test_moves_are_played_from_the_fen_before_the_engine_chooses() -> None:
+    # After 10-14 23-18 Black's only legal move is the capture 14x23; from the FEN's own
+    # position (the start) no capture is possible at all.
+    start = "english B:W21-32:B1-12 level=quick"
+    assert "x" not in answer(start)
+    assert answer(f"{start} moves=10-14,23-18") == "14x23"
+    assert parse_request(f"{start} moves=10-14,23-18").moves == ("10-14", "23-18")
+
+
+def test_moves_let_the_engine_see_a_threefold_repetition() -> None:
+    # Two kings step out and back twice: the FEN alone is a fresh position, the game shows
+    # its third occurrence, a draw.
+    start = "english W:WK1:BK32 level=quick"
+    assert not answer(start).startswith("error")
+    shuffle = "1-5,32-28,5-1,28-32,1-5,32-28,5-1,28-32"
+    assert answer(f"{start} moves={shuffle}") == (
+        "error: no move to play: the game is drawn (threefold repetition)"
+    )
+
+
+def test_a_move_that_cannot_be_played_is_named() -> None:
+    start = "english B:W21-32:B1-12 level=quick"
+    reply = answer(f"{start} moves=11-15,23-29")
+    assert reply.startswith("error: move 2 (23-29) cannot be played: ")
+    assert answer(f"{start} moves=11-15,,23-19").startswith("error: moves must be moves")
+    drawn = "english W:WK1:BK32 moves=1-5,32-28,5-1,28-32,1-5,32-28,5-1,28-32,1-5"
+    assert answer(drawn) == "error: move 9 (1-5) comes after the game has ended"
+
+
+def _bench_match() -> ModuleType:
+    """``bench/match.py``, a script rather than a package module, loaded from its file."""
+    spec = importlib.util.spec_from_file_location("bench_match", REPOSITORY / "bench/match.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_match_sends_the_engine_the_game_or_the_position_alone() -> None:
+    engine_player = _bench_match().EnginePlayer
+    game = Game("english")
+    game.play("10-14")
+    game.play("23-18")
+    seeing = engine_player("goti engine", 150, sees_game=True)
+    assert seeing.request_line(game) == "english B:W21-32:B1-12 movetime=150 moves=10-14,23-18"
+    assert answer(seeing.request_line(game)) == "14x23"
+    blind = engine_player("goti engine", None)
+    assert blind.request_line(game) == f"english {game.position.fen()}"
+    assert seeing.request_line(Game("english")) == "english B:W21-32:B1-12 movetime=150"
 
 
 def test_answer_never_raises() -> None:

@@ -2,18 +2,21 @@
 
 One request per line on standard input, one answer per line on standard output::
 
-    <variant> <FEN>[ movetime=<ms>][ level=<easy|normal|hard|master|quick>]
+    <variant> <FEN>[ movetime=<ms>][ level=<easy|normal|hard|master|quick>][ moves=<m1>,<m2>,...]
 
 ``variant`` is ``english`` or ``russian`` (the aliases of :func:`goti.rules.find_variant`
 work too) and the FEN is PDN FEN with numeric or algebraic squares.  The answer is the move
 in the variant's standard notation with every landing square (``22x15x8``, ``c3:e5:g7``).
 ``movetime`` is the CPU time to think in milliseconds (the level's own budget when absent);
-the level is Hard unless given.  ``quit`` (or the end of input) stops the engine.  A line that
+the level is Hard unless given.  ``moves`` lists the moves played since the FEN's position,
+comma-separated in the same notation: the engine then plays the position after them, seeing
+the game as Goti's own levels do (its repetitions and the quiet-move count of the move
+limit).  ``quit`` (or the end of input) stops the engine.  A line that
 cannot be answered gets ``error: <why>`` and the engine waits for the next one.  Empty lines
 and lines starting with ``#`` are ignored.
 
-The engine knows only the position it is given, not the game's history, so it cannot see
-repetitions or the move-limit clock of the game it plays in.
+Without ``moves`` the engine knows only the position it is given, not the game's history, so
+it cannot see repetitions or the move-limit clock of the game it plays in.
 
 >>> import io
 >>> answers = io.StringIO()
@@ -35,6 +38,7 @@ from goti.rules.position import Position
 from goti.rules.variants import find_variant
 
 _QUIT = "quit"
+_OPTIONS = ("movetime", "level", "moves")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,19 +48,36 @@ class EngineRequest:
     position: Position
     level: Level
     movetime_ms: int | None
+    moves: tuple[str, ...] = ()
+    """The moves played since ``position``, in the variant's notation."""
+
+    def game(self) -> Game:
+        """The game to play on: ``position`` with ``moves`` played; raises ``ValueError``
+        naming the first move that is not legal."""
+        game = Game(self.position.variant, start=self.position)
+        for number, move in enumerate(self.moves, start=1):
+            if game.outcome is not None:
+                raise ValueError(f"move {number} ({move}) comes after the game has ended")
+            try:
+                game.play(move)
+            except ValueError as error:
+                raise ValueError(f"move {number} ({move}) cannot be played: {error}") from None
+        return game
 
 
 def parse_request(line: str) -> EngineRequest:
     """Read a request line; raises ``ValueError`` with a message fit for the ``error:`` answer."""
     words = line.split()
     if len(words) < 2:
-        raise ValueError("expected '<variant> <FEN>[ movetime=<ms>][ level=<level>]'")
+        raise ValueError(
+            "expected '<variant> <FEN>[ movetime=<ms>][ level=<level>][ moves=<m1>,<m2>,...]'"
+        )
     variant = find_variant(words[0])
     fen_words: list[str] = []
     options: dict[str, str] = {}
     for word in words[1:]:
         name, equals, value = word.partition("=")
-        if equals and name.lower() in ("movetime", "level"):
+        if equals and name.lower() in _OPTIONS:
             if name.lower() in options:
                 raise ValueError(f"{name} is given twice")
             options[name.lower()] = value
@@ -78,16 +99,22 @@ def parse_request(line: str) -> EngineRequest:
                 f"movetime must be a positive whole number of milliseconds, not {text!r}"
             )
         movetime_ms = int(text)
-    return EngineRequest(position, level, movetime_ms)
+    moves = tuple(options["moves"].split(",")) if options.get("moves") else ()
+    if "" in moves:
+        raise ValueError("moves must be moves separated by single commas, with none empty")
+    return EngineRequest(position, level, movetime_ms, moves)
 
 
 def answer(line: str) -> str:
     """The answer line to one request line (without the newline)."""
     try:
         request = parse_request(line)
-        game = Game(request.position.variant, start=request.position)
+        game = request.game()
+        if game.outcome is not None and game.outcome.winner is None:
+            drawn_by = game.outcome.termination.value.replace("_", " ")
+            raise ValueError(f"no move to play: the game is drawn ({drawn_by})")
         if game.outcome is not None:
-            loser = request.position.turn.value
+            loser = game.position.turn.value
             raise ValueError(f"no legal move: {loser} to move has lost")
         budget = None if request.movetime_ms is None else request.movetime_ms / 1000
         return choose_move(game.state(), request.level, time_budget=budget).notation
