@@ -82,7 +82,6 @@ class LevelPlayer:
     movetime_ms: int | None
     seed: int
     position_only: bool = False
-    engine_sees_game: bool = False
     """Search from the position alone, as an engine over the line protocol does: no earlier
     positions (repetitions) and no quiet-move count."""
     name: str = ""

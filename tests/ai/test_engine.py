@@ -103,7 +103,7 @@ def test_a_move_that_cannot_be_played_is_named() -> None:
     assert reply.startswith("error: move 2 (23-29) cannot be played: ")
     assert answer(f"{start} moves=11-15,,23-19").startswith("error: moves must be moves")
     drawn = "english W:WK1:BK32 moves=1-5,32-28,5-1,28-32,1-5,32-28,5-1,28-32,1-5"
-    assert answer(drawn) == "error: move 9 (1-5) comes after the game has ended"
+    assert answer(drawn) == "error: move 9 (1-5) cannot be played: the game is over"
 
 
 def _bench_match() -> ModuleType:

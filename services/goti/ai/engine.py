@@ -56,8 +56,6 @@ class EngineRequest:
         naming the first move that is not legal."""
         game = Game(self.position.variant, start=self.position)
         for number, move in enumerate(self.moves, start=1):
-            if game.outcome is not None:
-                raise ValueError(f"move {number} ({move}) comes after the game has ended")
             try:
                 game.play(move)
             except ValueError as error:
@@ -110,10 +108,10 @@ def answer(line: str) -> str:
     try:
         request = parse_request(line)
         game = request.game()
-        if game.outcome is not None and game.outcome.winner is None:
-            drawn_by = game.outcome.termination.value.replace("_", " ")
-            raise ValueError(f"no move to play: the game is drawn ({drawn_by})")
         if game.outcome is not None:
+            if game.outcome.winner is None:
+                drawn_by = game.outcome.termination.value.replace("_", " ")
+                raise ValueError(f"no move to play: the game is drawn ({drawn_by})")
             loser = game.position.turn.value
             raise ValueError(f"no legal move: {loser} to move has lost")
         budget = None if request.movetime_ms is None else request.movetime_ms / 1000
