@@ -59,6 +59,7 @@ class Reason(enum.StrEnum):
     TABLE_FULL = "TABLE_FULL"
     SEEK_IN_PROGRESS = "SEEK_IN_PROGRESS"
     ALREADY_AT_TABLE = "ALREADY_AT_TABLE"
+    SEEK_CANCELLED = "SEEK_CANCELLED"
     STALE_SEQ = "STALE_SEQ"
     TOKEN_REQUIRED = "TOKEN_REQUIRED"
     INVALID_TOKEN = "INVALID_TOKEN"
@@ -214,6 +215,7 @@ _CLASS_OF_REASON: Final[dict[Reason, type[GotiError]]] = {
     Reason.NOT_YOUR_TURN: NotYourTurnError,
     Reason.SEEK_IN_PROGRESS: ActionRefusedError,
     Reason.ALREADY_AT_TABLE: AlreadyAtTableError,
+    Reason.SEEK_CANCELLED: ActionRefusedError,
     Reason.STALE_SEQ: StaleSeqError,
     Reason.TOKEN_REQUIRED: AuthenticationError,
     Reason.INVALID_TOKEN: AuthenticationError,

@@ -12,21 +12,26 @@ one :class:`SeekPaired`, the new table with both players seated and the game und
                 case SeekPaired(table=table, opponent=opponent): ...
 
 The stream is the seek: closing it (``aclose()``, leaving its ``async with``, closing the
-client) takes the player out of the pool at once.  A stream that breaks is opened again by
-itself with the same request id, tried often enough to land inside the server's resume window
-(10 s by default), so the player keeps their place and the time waited, and hears a pairing
-the broken stream missed.  Refusals raise: :class:`~goti_client.errors.InvalidRequestError`
-(a variant Goti does not pool, a turn timer no pool has, a malformed request id),
+client) takes the player out of the pool as soon as the server hears of it.  To know the
+player is out before showing anything else, ``await seek.cancel()``: it closes the stream
+and returns once the server has taken the seek out of its pool, or with the
+:class:`SeekPaired` of a pairing that came first (then the player is seated there: open that
+table).  A stream that breaks is opened again by itself with the same request id, tried
+often enough to land inside the server's resume window (10 s by default), so the player
+keeps their place and the time waited, and hears a pairing the broken stream missed.
+Refusals raise: :class:`~goti_client.errors.InvalidRequestError` (a variant Goti does not
+pool, a turn timer no pool has, a malformed request id),
 :class:`~goti_client.errors.ActionRefusedError` with reason ``SEEK_IN_PROGRESS`` (another seek
 of the player's is open; or this one was resumed by its request id on another connection, and
-goes on there), :class:`~goti_client.errors.AlreadyAtTableError` (a paired game to finish
+goes on there) or ``SEEK_CANCELLED`` (the seek was cancelled, by :meth:`Seek.cancel` on
+another connection), :class:`~goti_client.errors.AlreadyAtTableError` (a paired game to finish
 first) and :class:`~goti_client.errors.RateLimitedError`.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, Final, Protocol, Self, TypeAlias, TypeVar
@@ -193,12 +198,14 @@ class Seek(ReconnectingStream[matchmaking_pb2.SeekResponse, SeekProgress]):
         *,
         metadata: tuple[tuple[str, str], ...],
         on_table: Callable[[Table], object],
+        cancel: Callable[[str], Awaitable[matchmaking_pb2.CancelSeekResponse]],
         backoff: Backoff,
     ) -> None:
         self._stub = stub
         self._request = request
         self._metadata = metadata
         self._on_table = on_table
+        self._cancel = cancel
         self._waiting: SeekWaiting | None = None
         self._paired: SeekPaired | None = None
         super().__init__(backoff, give_up_after=None)
@@ -217,6 +224,21 @@ class Seek(ReconnectingStream[matchmaking_pb2.SeekResponse, SeekProgress]):
     def paired(self) -> SeekPaired | None:
         """The pairing, once yielded."""
         return self._paired
+
+    async def cancel(self) -> SeekPaired | None:
+        """Stop seeking for sure: close the stream, and return once the server has taken the
+        seek out of its pool (None), or with the pairing that came first (the player is
+        seated at that table).  Retried while the server is unreachable, up to the client's
+        call timeout; safe to call again."""
+        self.stop()
+        response = await self._cancel(self.request_id)
+        if not response.HasField("paired"):
+            return None
+        paired = _progress_of(matchmaking_pb2.SeekResponse(paired=response.paired))
+        assert isinstance(paired, SeekPaired)
+        self._on_table(paired.table)
+        self._waiting, self._paired = None, paired
+        return paired
 
     async def __aenter__(self) -> Self:
         return self
@@ -300,11 +322,19 @@ class MatchmakingCalls:
             timer=timer,
             rated=rated,
         )
+
+        async def cancel(request_id: str) -> matchmaking_pb2.CancelSeekResponse:
+            return await self._call(
+                self._matchmaking.CancelSeek,
+                matchmaking_pb2.CancelSeekRequest(request_id=request_id),
+            )
+
         seek = Seek(
             self._matchmaking,
             request,
             metadata=self._metadata(),
             on_table=self._seen,
+            cancel=cancel,
             backoff=SEEK_BACKOFF,
         )
         self._watches.add(seek)

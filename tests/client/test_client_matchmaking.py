@@ -222,6 +222,37 @@ async def test_a_closed_seek_leaves_the_pool_and_a_new_seek_pairs(
     await first_move_reaches_the_other((ann, ann_paired), (bob, bob_paired))
 
 
+async def test_a_cancelled_seek_is_out_of_the_pool_when_cancel_returns_and_the_next_pairs(
+    clients: Clients, redis: Redis
+) -> None:
+    """``cancel()`` returns once the seek is out of its pool (no waiting for it): the next two
+    seekers pair with each other; cancelled again, the same answer; the player's next seek
+    pairs and its first move is seen.  A cancel after the pairing hands over the table."""
+    ann = await clients.open(display_name="Ann")
+    bob = await clients.open(display_name="Bob")
+    cat = await clients.open(display_name="Cat")
+    assert ann.player is not None
+    async with seeking(ann.seek()) as ann_seeking:
+        await ann_seeking.first_waiting()
+        assert await ann_seeking.seek.cancel() is None
+        assert await redis.zscore(CASUAL_POOL, ann.player.player_id) is None
+        await ann_seeking.until(lambda: ann_seeking.ended, "the cancelled seek to end")
+        assert ann_seeking.error is None and ann_seeking.paired is None
+        async with seeking(bob.seek()) as bob_seeking, seeking(cat.seek()) as cat_seeking:
+            bob_paired, _ = await both_paired(bob_seeking, cat_seeking)
+        assert bob_paired.opponent.display_name == "Cat"
+        assert await ann_seeking.seek.cancel() is None
+
+    # Bob is at his table with Cat now: Ann's next opponent is Dan.
+    dan = await clients.open(display_name="Dan")
+    async with seeking(ann.seek()) as ann_seeking, seeking(dan.seek()) as dan_seeking:
+        ann_paired, dan_paired = await both_paired(ann_seeking, dan_seeking)
+        late = await ann_seeking.seek.cancel()
+    assert late is not None and late.table.table_id == ann_paired.table.table_id
+    assert late.table.role == ann_paired.table.role and late.opponent.display_name == "Dan"
+    await first_move_reaches_the_other((ann, late), (dan, dan_paired))
+
+
 async def test_a_second_seek_is_refused_while_the_first_waits(
     clients: Clients, redis: Redis
 ) -> None:

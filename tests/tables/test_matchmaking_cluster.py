@@ -7,7 +7,7 @@ between its steps), settled by the seekers' own streams: both paired, or both le
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pytest
 from redis.asyncio.cluster import RedisCluster
@@ -22,7 +22,7 @@ from goti.tables.runtime import clock_ms
 
 from .conftest import StartReplica, TablesReplica
 from .on_cluster import cluster_client, options, redis_url
-from .table_calls import new_guest
+from .table_calls import Guest, eventually, new_guest
 
 # The suite's own tests, collected again in this module (so run with its fixtures).
 from .test_ratings import (
@@ -33,8 +33,11 @@ from .test_ratings import (
 )
 from .test_seeking import (
     ENGLISH_UNTIMED,
+    cancel_seek,
     first_move_reaches_the_other,
     seeking,
+    test_a_cancel_that_comes_after_the_pairing_answers_with_the_table,
+    test_a_cancelled_seek_is_out_when_the_cancel_answers_and_the_next_seek_pairs,
     test_a_cancelled_seek_leaves_the_pool_and_resumes_with_its_wait,
     test_a_player_at_an_unfinished_paired_table_is_told_so,
     test_a_second_seek_is_refused_while_the_first_waits,
@@ -49,6 +52,8 @@ __all__ = [
     "options",
     "redis_url",
     "replicas_options",
+    "test_a_cancel_that_comes_after_the_pairing_answers_with_the_table",
+    "test_a_cancelled_seek_is_out_when_the_cancel_answers_and_the_next_seek_pairs",
     "test_a_cancelled_seek_leaves_the_pool_and_resumes_with_its_wait",
     "test_a_player_at_an_unfinished_paired_table_is_told_so",
     "test_a_rated_game_counts_once_in_both_ratings_and_shows_everywhere",
@@ -86,6 +91,12 @@ class StoppedPairer:
         )
         assert reply[0] == b"ok", reply
 
+    async def hold_both(self, first: str, second: str, table_id: str) -> None:
+        """Step 1 for both seekers, held for a fifth of a pairing's usual hold."""
+        until_ms = clock_ms() + HOLD_MS // 5
+        await self.hold(first, second, table_id, until_ms=until_ms)
+        await self.hold(second, first, table_id, until_ms=until_ms)
+
     async def write_table(self, table_id: str, seated: tuple[str, str], game: bytes) -> bytes:
         """Step 2: the table, Black and White seated, as the pairing writes it."""
         record = tables_pb2.Table(status=tables_pb2.TABLE_STATUS_PLAYING)
@@ -117,6 +128,27 @@ async def _a_new_game(replica: TablesReplica) -> bytes:
     return (await replica.runtime.store.load(created.table.table_id)).fields["game"]
 
 
+@dataclass(frozen=True)
+class StoppedPairing:
+    """A replica that pairs only when told, two seekers for it, a pairer to stop midway, and
+    the game their table would start with."""
+
+    replica: TablesReplica
+    seekers: tuple[Guest, Guest]
+    pairer: StoppedPairer
+    game: bytes
+
+
+async def _a_stopped_pairing(
+    start_replica: StartReplica, options: TablesOptions, redis: RedisCluster, keyspace: KeySpace
+) -> StoppedPairing:
+    # No pairing runs by itself while the stopped pairer's work sits in the seekers' records.
+    quiet = await start_replica(options=replace(options, pairing_poll_seconds=3600.0))
+    seekers = (await new_guest(quiet.channel, "Ann"), await new_guest(quiet.channel, "Bob"))
+    game = await _a_new_game(quiet)
+    return StoppedPairing(quiet, seekers, StoppedPairer(redis, keyspace), game)
+
+
 @pytest.mark.parametrize("table_written", [True, False], ids=["table-written", "table-not-written"])
 async def test_a_pairing_stopped_between_its_steps_is_settled_by_the_seekers_streams(
     start_replica: StartReplica,
@@ -128,19 +160,13 @@ async def test_a_pairing_stopped_between_its_steps_is_settled_by_the_seekers_str
     """A pairer held both seekers (and wrote their table, or not) and stopped.  Once the
     hold's time is past, the seekers' own streams settle it: both are paired at the table
     and play it, or both are let go, the table id made void, and they pair again."""
-    # No pairing runs by itself while the stopped pairer's work sits in the seekers' records.
-    quiet = await start_replica(options=replace(options, pairing_poll_seconds=3600.0))
-    ann = await new_guest(quiet.channel, "Ann")
-    bob = await new_guest(quiet.channel, "Bob")
-    game = await _a_new_game(quiet)
-    pairer = StoppedPairer(redis, keyspace)
     table_id = f"{STOPPED_PAIRER}-{int(table_written)}"
+    stopped = await _a_stopped_pairing(start_replica, options, redis, keyspace)
+    quiet, pairer, game, (ann, bob) = stopped.replica, stopped.pairer, stopped.game, stopped.seekers
     async with seeking(ann, quiet.channel) as a, seeking(bob, quiet.channel) as b:
         await until_waiting(a)
         await until_waiting(b)
-        until_ms = clock_ms() + HOLD_MS // 5
-        await pairer.hold(ann.player_id, bob.player_id, table_id, until_ms=until_ms)
-        await pairer.hold(bob.player_id, ann.player_id, table_id, until_ms=until_ms)
+        await pairer.hold_both(ann.player_id, bob.player_id, table_id)
         if not table_written:
             # Let go: both wait on, held by nobody, and the late pairer cannot write the
             # table any more; a pairing that runs now pairs them elsewhere.
@@ -161,6 +187,52 @@ async def test_a_pairing_stopped_between_its_steps_is_settled_by_the_seekers_str
     assert b.paired.opponent.player_id == ann.player_id
     assert await redis.zcard(keyspace.pool(ENGLISH_UNTIMED)) == 0
     await first_move_reaches_the_other(a.paired, (ann, quiet.channel), (bob, quiet.channel))
+
+
+@pytest.mark.parametrize("table_written", [True, False], ids=["table-written", "table-not-written"])
+async def test_a_cancel_during_a_stopped_pairing_answers_once_the_pairing_is_settled(
+    start_replica: StartReplica,
+    options: TablesOptions,
+    redis: RedisCluster,
+    keyspace: KeySpace,
+    table_written: bool,
+) -> None:
+    """A pairer held both seekers (and wrote their table, or not) and stopped; the seeker
+    cancels meanwhile.  The cancel answers only once the hold is settled: with the table
+    (then both play it), or with the seek out of its pool (then the other seeker, let go,
+    pairs with the next one and plays)."""
+    table_id = f"{STOPPED_PAIRER}-cancel-{int(table_written)}"
+    stopped = await _a_stopped_pairing(start_replica, options, redis, keyspace)
+    quiet, pairer, game, (ann, bob) = stopped.replica, stopped.pairer, stopped.game, stopped.seekers
+    async with seeking(ann, quiet.channel) as a, seeking(bob, quiet.channel) as b:
+        await until_waiting(a)
+        await until_waiting(b)
+        await pairer.hold_both(ann.player_id, bob.player_id, table_id)
+        if table_written:
+            written = await pairer.write_table(table_id, (ann.player_id, bob.player_id), game)
+            assert written == b"ok"
+        answer = await cancel_seek(ann, quiet.channel, a.request_id)
+        assert await redis.hget(keys.seeker(ann.player_id), "reserved") is None
+        if table_written:
+            assert answer.paired.table.table_id == table_id
+            await until_paired(b)
+            assert b.paired is not None and b.paired.table.table_id == table_id
+            await first_move_reaches_the_other(
+                answer.paired, (ann, quiet.channel), (bob, quiet.channel)
+            )
+            return
+        assert not answer.HasField("paired")
+        assert await redis.zscore(keyspace.pool(ENGLISH_UNTIMED), ann.player_id) is None
+        await eventually(a.ended.is_set)
+        cat = await new_guest(quiet.channel, "Cat")
+        async with seeking(cat, quiet.channel) as c:
+            await until_waiting(c)
+            await _until_let_go(redis, bob.player_id)
+            await quiet.runtime.pairing.pair_round()
+            await until_paired(b, c)
+    assert b.paired is not None and b.paired.opponent.player_id == cat.player_id
+    assert a.paired is None and a.status.reason == "SEEK_CANCELLED"
+    await first_move_reaches_the_other(b.paired, (bob, quiet.channel), (cat, quiet.channel))
 
 
 async def _until_let_go(redis: RedisCluster, player_id: str, timeout: float = 30.0) -> None:

@@ -449,3 +449,106 @@ async def test_seeks_are_rate_limited_per_player(
     assert status.code is grpc.StatusCode.RESOURCE_EXHAUSTED
     assert status.reason == "RATE_LIMITED"
     assert int(status.metadata["retryAfterMs"]) > 0
+
+
+async def cancel_seek(
+    guest: Guest, channel: grpc.aio.Channel, request_id: str
+) -> matchmaking_pb2.CancelSeekResponse:
+    stub = matchmaking_pb2_grpc.MatchmakingServiceStub(channel)
+    return await stub.CancelSeek(
+        matchmaking_pb2.CancelSeekRequest(request_id=request_id),
+        metadata=guest.metadata,
+        timeout=30,
+    )
+
+
+async def test_a_cancelled_seek_is_out_when_the_cancel_answers_and_the_next_seek_pairs(
+    start_replica: StartReplica, redis: Redis, keyspace: KeySpace
+) -> None:
+    """CancelSeek on another replica than the seek's, its stream still open: once it answers
+    the seek is out of the pool, so the next two seekers pair with each other, not with it;
+    the stream ends with SEEK_CANCELLED, the request id cannot seek again, and the player's
+    next seek pairs and is played."""
+    first_replica, second_replica = await start_replica(), await start_replica()
+    ann = await new_guest(first_replica.channel, "Ann")
+    bob = await new_guest(second_replica.channel, "Bob")
+    cat = await new_guest(first_replica.channel, "Cat")
+    pool = keyspace.pool(ENGLISH_UNTIMED)
+    async with seeking(ann, first_replica.channel) as cancelled:
+        await until_waiting(cancelled)
+        answer = await cancel_seek(ann, second_replica.channel, cancelled.request_id)
+        assert not answer.HasField("paired")
+        # Out at once: not "once the stream's end has reached the server".
+        assert await redis.zscore(pool, ann.player_id) is None
+        assert await redis.hget(keys.seeker(ann.player_id), "state") == b"cancelled"
+        async with (
+            seeking(bob, second_replica.channel) as b,
+            seeking(cat, first_replica.channel) as c,
+        ):
+            await until_paired(b, c)
+        await eventually(cancelled.ended.is_set)
+    assert b.paired is not None and b.paired.opponent.player_id == cat.player_id
+    assert cancelled.paired is None
+    assert cancelled.status.code is grpc.StatusCode.FAILED_PRECONDITION
+    assert cancelled.status.reason == "SEEK_CANCELLED"
+    # Asked again, the same answer; the cancelled request id cannot seek again.
+    again = await cancel_seek(ann, first_replica.channel, cancelled.request_id)
+    assert not again.HasField("paired")
+    status = await refused(ann, first_replica.channel, request_id=cancelled.request_id)
+    assert status.code is grpc.StatusCode.FAILED_PRECONDITION
+    assert status.reason == "SEEK_CANCELLED"
+    assert await redis.zscore(pool, ann.player_id) is None
+    # The player's next seek, with a new request id, pairs and its game is played.
+    dan = await new_guest(second_replica.channel, "Dan")
+    async with seeking(ann, first_replica.channel) as a, seeking(dan, second_replica.channel) as d:
+        await until_paired(a, d)
+    assert a.paired is not None and a.paired.opponent.player_id == dan.player_id
+    await first_move_reaches_the_other(
+        a.paired, (ann, first_replica.channel), (dan, second_replica.channel)
+    )
+
+
+async def test_a_cancel_that_comes_after_the_pairing_answers_with_the_table(
+    replica: TablesReplica,
+) -> None:
+    ann, bob = await new_guest(replica.channel), await new_guest(replica.channel)
+    async with seeking(ann, replica.channel) as a, seeking(bob, replica.channel) as b:
+        await until_paired(a, b)
+    assert a.paired is not None
+    answer = await cancel_seek(ann, replica.channel, a.request_id)
+    assert answer.HasField("paired")
+    assert answer.paired.table.table_id == a.paired.table.table_id
+    assert answer.paired.your_role == a.paired.your_role
+    assert answer.paired.opponent.player_id == bob.player_id
+    assert answer.paired.opponent_rating.rating == 1500
+    # The player goes to that table, and its first move reaches both.
+    await first_move_reaches_the_other(
+        answer.paired, (ann, replica.channel), (bob, replica.channel)
+    )
+
+
+async def test_a_cancel_of_another_request_changes_nothing_and_bad_ones_are_refused(
+    replica: TablesReplica, redis: Redis, keyspace: KeySpace
+) -> None:
+    ann = await new_guest(replica.channel)
+    async with seeking(ann, replica.channel) as waiting:
+        await until_waiting(waiting)
+        answer = await cancel_seek(ann, replica.channel, new_request_id())
+        assert not answer.HasField("paired")
+        with pytest.raises(grpc.aio.AioRpcError) as malformed:
+            await cancel_seek(ann, replica.channel, "no spaces allowed")
+        status = ErrorStatus.from_rpc_error(malformed.value)
+        assert status is not None and status.code is grpc.StatusCode.INVALID_ARGUMENT
+        assert status.metadata["field"] == "request_id"
+        stub = matchmaking_pb2_grpc.MatchmakingServiceStub(replica.channel)
+        with pytest.raises(grpc.aio.AioRpcError) as anonymous:
+            await stub.CancelSeek(
+                matchmaking_pb2.CancelSeekRequest(request_id=waiting.request_id), timeout=30
+            )
+        assert anonymous.value.code() is grpc.StatusCode.UNAUTHENTICATED
+        # Still waiting, in its pool, its stream open.
+        assert await redis.zscore(keyspace.pool(ENGLISH_UNTIMED), ann.player_id) is not None
+        assert await redis.hget(keys.seeker(ann.player_id), "state") == b"waiting"
+        count = len(waiting.waiting)
+        await eventually(lambda: len(waiting.waiting) > count)
+        assert not waiting.ended.is_set()

@@ -25,6 +25,7 @@ from redis.asyncio import Redis
 from service_ports import service_ports
 
 from goti.tables.runtime import TablesRuntime
+from goti.tables.seeking import ALL_POOLS
 from goti.web.server import WebServer, start_web_server
 
 REPOSITORY = Path(__file__).parents[2]
@@ -70,6 +71,8 @@ class WebBackend:
     runtime: TablesRuntime
     web: WebServer
     screenshots: Path
+    redis: Redis
+    """The backend's Redis, for the conditions a scenario asks the test to wait for."""
     results: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -96,10 +99,23 @@ async def web_backend(redis_url: str, redis: Redis, tmp_path: Path) -> AsyncIter
             port=web_port,
         )
         stack.push_async_callback(web.stop)
-        yield WebBackend(url, tables.target, runtime, web, screenshots)
+        yield WebBackend(url, tables.target, runtime, web, screenshots, redis)
 
 
 SCENARIO_SECONDS = 240.0
+CONDITION_SECONDS = 30.0
+"""How long a condition a scenario asks for may take on a busy machine."""
+
+
+async def _until_pools_empty(backend: WebBackend) -> None:
+    """Wait until nobody waits in any seek pool (a closed tab's seek is out once the server
+    has seen its stream end)."""
+    pools = [pool.key for pool in ALL_POOLS]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CONDITION_SECONDS
+    while any(await asyncio.gather(*(backend.redis.zcard(pool) for pool in pools))):
+        assert loop.time() < deadline, "a seek stayed in its pool"
+        await asyncio.sleep(0.05)
 
 
 async def _follow_scenario(
@@ -112,9 +128,12 @@ async def _follow_scenario(
         lines.append(line)
         if line.startswith("ASK "):
             action = line.removeprefix("ASK ")
-            if action != "drop connections":
+            if action == "drop connections":
+                backend.web.drop_connections()
+            elif action == "wait until the pools are empty":
+                await _until_pools_empty(backend)
+            else:
                 raise AssertionError(f"the scenario asks for something unknown: {action}")
-            backend.web.drop_connections()
             process.stdin.write(b"done\n")
             await process.stdin.drain()
 

@@ -2,12 +2,15 @@
 // turn timer, rated or casual) and waits there while the server tells how the wait goes
 // (players waiting in the pool, the range of ratings accepted now, the time waited), with
 // Cancel; once paired, the new table opens as any joined table does, both players seated and
-// the game under way. The seek is the tab's one stream (stream.ts): Cancel, or leaving the
-// start screen, closes it, and the server takes the player out of the pool at once. A broken
-// stream is opened again with the same request id, which keeps the place and the time waited.
+// the game under way. The seek is the tab's one stream (stream.ts). Cancel closes it and asks
+// the server to take the seek out of its pool (CancelSeek), and shows the choices again only
+// once the server has: a seek still in the pool could be paired behind the player's back. If
+// a pairing came first, its table opens. Leaving the start screen closes the stream, which
+// takes the player out of the pool as soon as the server hears of it. A broken stream is
+// opened again with the same request id, which keeps the place and the time waited.
 
 import { Code, type ConnectError } from "@connectrpc/connect";
-import { refusalOf, requestId } from "./api.js";
+import { CALL_TIMEOUT_MS, refusalOf, requestId, retrying } from "./api.js";
 import { h, radioGroup, replaceChildren } from "./dom.js";
 import type { Variant } from "./gen/goti/api/v1/game_pb.js";
 import { SeekTimer, type SeekResponse, type SeekWaiting } from "./gen/goti/api/v1/matchmaking_pb.js";
@@ -39,6 +42,10 @@ export class SeekPanel {
   private timer = 0;
   private rated = false;
   private following: Following | undefined;
+  /** The request id of the seek under way, or of the one being cancelled. */
+  private seekId = "";
+  /** Cancel was pressed and the server has not answered yet. */
+  private cancelling = false;
   /** The wait as last heard, and when (Date.now()). */
   private waiting: SeekWaiting | undefined;
   private heardAt = 0;
@@ -57,12 +64,17 @@ export class SeekPanel {
 
   /** The start screen is leaving: the seek, if any, ends (the player leaves the pool). */
   close(): void {
+    if (this.following === undefined) return;
     this.stop();
+    // Nobody waits for the answer: the page has moved on, and the closed stream takes the
+    // seek out anyway; this only makes it sooner.
+    const requestId = this.seekId;
+    void this.page.goti.matchmaking.cancelSeek({ requestId }, { timeoutMs: CALL_TIMEOUT_MS }).catch(() => undefined);
   }
 
   redraw(): void {
     const words = this.page.words;
-    const seeking = this.following !== undefined;
+    const seeking = this.following !== undefined || this.cancelling;
     this.element.dataset["seeking"] = String(seeking);
     replaceChildren(
       this.element,
@@ -92,17 +104,19 @@ export class SeekPanel {
 
   private waitPanel(words: Words): HTMLElement {
     return h("div", { id: "seek-wait" },
-      h("p", { id: "seek-status", class: "status", "aria-live": "polite" }, this.connected ? words.seeking : words.reconnecting),
+      h("p", { id: "seek-status", class: "status", "aria-live": "polite" },
+        this.cancelling ? words.cancellingSeek : this.connected ? words.seeking : words.reconnecting),
       h("p", { id: "seek-count" }),
       h("p", { id: "seek-range" }),
       h("p", { id: "seek-rating" }),
       h("p", { id: "seek-waited" }),
-      h("button", { id: "cancel-seek", type: "button", onclick: () => this.cancel() }, words.cancelSeek),
+      h("button", { id: "cancel-seek", type: "button", disabled: this.cancelling, onclick: () => void this.cancel() },
+        words.cancelSeek),
     );
   }
 
   private start(): void {
-    if (this.following !== undefined) return;
+    if (this.following !== undefined || this.cancelling) return;
     if (this.page.me === undefined) {
       this.say(this.page.words.connecting);
       return;
@@ -114,6 +128,7 @@ export class SeekPanel {
       timer: SEEK_TIMERS[this.timer] ?? SeekTimer.SEEK_TIMER_NONE,
       rated: this.rated,
     };
+    this.seekId = request.requestId;
     this.message = "";
     this.unfinished = "";
     this.waiting = undefined;
@@ -146,8 +161,27 @@ export class SeekPanel {
     delete this.element.dataset["seekersInPool"];
   }
 
-  private cancel(): void {
+  private async cancel(): Promise<void> {
+    if (this.cancelling) return;
     this.stop();
+    this.cancelling = true;
+    this.redraw();
+    const words = this.page.words;
+    try {
+      const answer = await retrying(() =>
+        this.page.goti.matchmaking.cancelSeek({ requestId: this.seekId }, { timeoutMs: CALL_TIMEOUT_MS }),
+      );
+      this.cancelling = false;
+      const table = answer.paired?.table;
+      if (answer.paired !== undefined && table !== undefined) {
+        this.page.showTable(table, answer.paired.yourRole);
+        return;
+      }
+      this.message = words.seekCancelled;
+    } catch (error) {
+      this.cancelling = false;
+      this.message = this.page.explain(error);
+    }
     this.redraw();
   }
 

@@ -26,6 +26,7 @@ export type Reason =
   | "TABLE_FULL"
   | "SEEK_IN_PROGRESS"
   | "ALREADY_AT_TABLE"
+  | "SEEK_CANCELLED"
   | "STALE_SEQ"
   | "TOKEN_REQUIRED"
   | "INVALID_TOKEN"
@@ -64,6 +65,8 @@ export interface Words {
   readonly waited: string;
   readonly yourRating: string;
   readonly cancelSeek: string;
+  readonly cancellingSeek: string;
+  readonly seekCancelled: string;
   readonly backToGame: string;
   readonly ratings: string;
   readonly provisionalRating: string;
@@ -195,6 +198,8 @@ const ENGLISH: Words = {
   waited: "Waited {time}",
   yourRating: "Your rating: {rating}",
   cancelSeek: "Cancel",
+  cancellingSeek: "Cancelling…",
+  seekCancelled: "Search cancelled",
   backToGame: "Go back to the game",
   ratings: "Ratings: {ratings}",
   provisionalRating: "Provisional: too few rated games yet to be sure",
@@ -318,6 +323,7 @@ const ENGLISH: Words = {
     TABLE_FULL: "That table is full: watch it instead",
     SEEK_IN_PROGRESS: "You are already looking for an opponent",
     ALREADY_AT_TABLE: "You have a game to finish: go back to it",
+    SEEK_CANCELLED: "That search was cancelled: search again",
     STALE_SEQ: "The table moved on: look again, then play",
     TOKEN_REQUIRED: "Your player identity was not accepted",
     INVALID_TOKEN: "Your player identity was not accepted",
@@ -362,6 +368,8 @@ const NEPALI: Words = {
   waited: "पर्खेको समय {time}",
   yourRating: "तपाईंको रेटिङ: {rating}",
   cancelSeek: "रद्द गर्नुहोस्",
+  cancellingSeek: "रद्द गर्दै…",
+  seekCancelled: "खोजी रद्द गरियो",
   backToGame: "खेलमा फर्कनुहोस्",
   ratings: "रेटिङ: {ratings}",
   provisionalRating: "अस्थायी: पक्का हुन रेटिङमा गनिएका खेल अझै कम छन्",
@@ -485,6 +493,7 @@ const NEPALI: Words = {
     TABLE_FULL: "त्यो टेबल भरिएको छ: बरु हेर्नुहोस्",
     SEEK_IN_PROGRESS: "तपाईं पहिले नै प्रतिद्वन्द्वी खोज्दै हुनुहुन्छ",
     ALREADY_AT_TABLE: "तपाईंको एउटा खेल बाँकी छ: त्यहीँ फर्कनुहोस्",
+    SEEK_CANCELLED: "त्यो खोजी रद्द भइसक्यो: फेरि खोज्नुहोस्",
     STALE_SEQ: "टेबलमा नयाँ चाल भयो: फेरि हेरेर खेल्नुहोस्",
     TOKEN_REQUIRED: "तपाईंको परिचय स्वीकार भएन",
     INVALID_TOKEN: "तपाईंको परिचय स्वीकार भएन",

@@ -65,6 +65,7 @@ _STATUS_OF_REASON: Final[dict[str, grpc.StatusCode]] = {
     "TABLE_FULL": grpc.StatusCode.FAILED_PRECONDITION,
     "SEEK_IN_PROGRESS": grpc.StatusCode.FAILED_PRECONDITION,
     "ALREADY_AT_TABLE": grpc.StatusCode.FAILED_PRECONDITION,
+    "SEEK_CANCELLED": grpc.StatusCode.FAILED_PRECONDITION,
     "STALE_SEQ": grpc.StatusCode.ABORTED,
     "TOKEN_REQUIRED": grpc.StatusCode.UNAUTHENTICATED,
     "INVALID_TOKEN": grpc.StatusCode.UNAUTHENTICATED,

@@ -169,6 +169,7 @@ class Labels:
     your_rating: str
     seek_keys: str
     seek_cancelled: str
+    cancelling_seek: str
     paired_with: str
     rated_name: str
     your_ratings: str
@@ -333,6 +334,7 @@ ENGLISH_LABELS = Labels(
     your_rating="Your rating: {rating}",
     seek_keys="Esc cancels",
     seek_cancelled="Search cancelled",
+    cancelling_seek="Cancelling…",
     paired_with="Paired with {name}",
     rated_name="{name} ({rating})",
     your_ratings="Your rating: {ratings}",
@@ -356,6 +358,7 @@ ENGLISH_LABELS = Labels(
         Reason.TAKE_BACK_NOT_ALLOWED: "Moves are final between people",
         Reason.TABLE_FULL: "That table is full: watch it instead",
         Reason.SEEK_IN_PROGRESS: "You are already looking for an opponent",
+        Reason.SEEK_CANCELLED: "That search was cancelled: search again",
         Reason.ALREADY_AT_TABLE: "You have a game to finish: go back to it",
         Reason.STALE_SEQ: "The table moved on: look again, then play",
         Reason.TOKEN_REQUIRED: "Your player identity was not accepted",
@@ -492,6 +495,7 @@ NEPALI_LABELS = Labels(
     your_rating="तपाईंको रेटिङ: {rating}",
     seek_keys="Esc ले रद्द गर्छ",
     seek_cancelled="खोजी रद्द गरियो",
+    cancelling_seek="रद्द गर्दै…",
     paired_with="{name} सँग खेल मिल्यो",
     rated_name="{name} ({rating})",
     your_ratings="तपाईंको रेटिङ: {ratings}",
@@ -515,6 +519,7 @@ NEPALI_LABELS = Labels(
         Reason.TAKE_BACK_NOT_ALLOWED: "मानिसहरूबीच चाल फिर्ता हुँदैन",
         Reason.TABLE_FULL: "त्यो टेबल भरिएको छ: बरु हेर्नुहोस्",
         Reason.SEEK_IN_PROGRESS: "तपाईं पहिले नै प्रतिद्वन्द्वी खोज्दै हुनुहुन्छ",
+        Reason.SEEK_CANCELLED: "त्यो खोजी रद्द भइसक्यो: फेरि खोज्नुहोस्",
         Reason.ALREADY_AT_TABLE: "तपाईंको एउटा खेल बाँकी छ: त्यहीँ फर्कनुहोस्",
         Reason.STALE_SEQ: "टेबलमा नयाँ चाल भयो: फेरि हेरेर खेल्नुहोस्",
         Reason.TOKEN_REQUIRED: "तपाईंको परिचय स्वीकार भएन",

@@ -3,9 +3,10 @@
 The screen seeks as soon as it shows, and says how the wait goes: the players waiting in the
 pool, the ratings accepted now (the range widens with the wait), the time waited (counted on
 here between the server's messages) and the player's own rating.  Esc cancels the seek and
-goes back.  Once paired it gives way to the new table's game screen, the opponent's name and
-rating shown there.  A seek refused goes back to the start screen, which says why; a player
-with a paired game to finish is offered to go back to it.
+goes back once the server has taken the player out of the pool (or opens the table of a
+pairing that came first).  Once paired it gives way to the new table's game screen, the
+opponent's name and rating shown there.  A seek refused goes back to the start screen, which
+says why; a player with a paired game to finish is offered to go back to it.
 """
 
 from __future__ import annotations
@@ -134,6 +135,8 @@ class SeekScreen(Screen[None]):
             self.query_one("#waited", Static).update(
                 labels.waited.format(time=format_clock(waited))
             )
+        if self._cancelled:
+            return
         reconnecting = seek is not None and seek.reconnects > self._reconnects_heard
         self.query_one("#seek-connection", Static).update(
             labels.reconnecting if reconnecting else labels.connected
@@ -142,6 +145,9 @@ class SeekScreen(Screen[None]):
     def _paired(self, paired: SeekPaired) -> None:
         if self._cancelled:
             return
+        self._open(paired)
+
+    def _open(self, paired: SeekPaired) -> None:
         app = self.goti_app
         name = rated_name(app.labels, paired.opponent.display_name, paired.opponent_rating)
         app.notify(app.labels.paired_with.format(name=name), markup=False)
@@ -159,11 +165,23 @@ class SeekScreen(Screen[None]):
         if table_id:
             app.start_screen.offer_unfinished_game(table_id)
 
-    def action_cancel(self) -> None:
+    async def action_cancel(self) -> None:
         if self._cancelled:
             return
         self._cancelled = True
+        app = self.goti_app
+        said = app.labels.seek_cancelled
         if self.seek is not None:
-            self.seek.stop()
-        self.app.pop_screen()
-        self.goti_app.start_screen.say(self.goti_app.labels.seek_cancelled)
+            # The start screen comes back only once the server has the player out of the
+            # pool: a seek still waiting there could be paired behind the player's back.
+            self.query_one("#seek-connection", Static).update(app.labels.cancelling_seek)
+            try:
+                paired = await self.seek.cancel()
+            except GotiError as error:
+                said = app.labels.explain(error)
+            else:
+                if paired is not None:
+                    self._open(paired)
+                    return
+        app.pop_screen()
+        app.start_screen.say(said)

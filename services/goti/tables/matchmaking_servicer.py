@@ -1,4 +1,5 @@
-"""``goti.api.v1.MatchmakingService``: Seek (Play online now) and the leaderboards.
+"""``goti.api.v1.MatchmakingService``: Seek and CancelSeek (Play online now), and the
+leaderboards.
 
 Like the tables' servicers it only translates: it checks the request's fields, finds the
 caller, hands the work to :class:`~goti.tables.seeking.Seeking` (or
@@ -78,6 +79,24 @@ class MatchmakingServicer:
                 raise CallRefusedError.unavailable(
                     f"Goti's store (Redis) cannot be reached ({error}); seek again with the "
                     "same request_id after a short backoff"
+                ) from error
+        except CallRefusedError as refusal:
+            await _abort(context, refusal)
+
+    async def CancelSeek(  # noqa: N802
+        self, request: matchmaking_pb2.CancelSeekRequest, context: Context
+    ) -> Message:
+        try:
+            try:
+                request_id = validation.request_id(request.request_id)
+                player_id = await self._players.authenticate(
+                    list(context.invocation_metadata() or ())
+                )
+                return await self._seeking.cancel(player_id, request_id)
+            except StoreUnavailableError as error:
+                raise CallRefusedError.unavailable(
+                    f"Goti's store (Redis) cannot be reached ({error}); call CancelSeek again "
+                    "after a short backoff"
                 ) from error
         except CallRefusedError as refusal:
             await _abort(context, refusal)

@@ -7,7 +7,8 @@ with, and the seat the seeker takes at the table a pairing makes (their name and
 the seek read them), so that pairing reads no player.  A player's seek is a hash of its own
 (:func:`goti.tables.keys.seeker`): its request id, its pool, its rating, when it began, and
 its state, the same on every replica: ``waiting``, ``left`` (its stream ended; kept a few
-seconds so that the same request id resumes it) or ``paired`` with a table.  A waiting seek
+seconds so that the same request id resumes it), ``cancelled`` (CancelSeek took it out; the
+same request id cannot seek again) or ``paired`` with a table.  A waiting seek
 is kept alive by its stream; one its stream stopped renewing (its replica died) is taken out
 of the pool by the next pairing that meets it.
 
@@ -31,10 +32,16 @@ from goti.tables.pool_steps import NewTable, Pairing, PairingSteps, PairOutcome
 from goti.tables.redis_calls import RedisClient, as_bytes, flatten, lua_script, reachable
 
 _DEFAULTS: Final = Settings()
+_HELD_RETRY_SECONDS: Final = 0.05
+"""How often a cancel looks again at a seek a pairing holds between its steps."""
+_CANCEL_ATTEMPTS: Final = 400
+"""Looks a cancel takes at most: 20 s of holds, four times the longest a hold lasts before
+anyone may settle it (``pool_steps.HOLD_MS``)."""
 
 _SEEK: Final = lua_script("seek")
 _SEEK_STATUS: Final = lua_script("seek_status")
-_LEAVE: Final = lua_script("leave")
+_LEAVE: Final = lua_script("leave", using=["take_out"])
+_CANCEL: Final = lua_script("cancel_seek", using=["take_out"])
 _LEASE: Final = lua_script("lease")
 _PAIR: Final = lua_script("pair", using=["new_table"])
 
@@ -45,6 +52,7 @@ class SeekState(enum.Enum):
     NONE = ""
     WAITING = "waiting"
     LEFT = "left"
+    CANCELLED = "cancelled"
     PAIRED = "paired"
 
 
@@ -54,6 +62,14 @@ class SeekInProgressError(Exception):
 
 class PairedBeforeError(Exception):
     """This very seek was paired already (its stream dropped before it heard)."""
+
+
+class SeekStillHeldError(Exception):
+    """A cancel found the seek held by a pairing for longer than any pairing takes."""
+
+
+class SeekCancelledError(Exception):
+    """This very seek was cancelled (CancelSeek): its request id cannot seek again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +117,15 @@ class SeekRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class PairedSeek:
+    """A seek paired before a cancel reached it: its table, and the opponent's rating as the
+    opponent's seek stored it (a ``Rating`` message)."""
+
+    table_id: str
+    opponent_rating: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class PairedTable:
     """The table a player's last seek paired them at, and the opponent there."""
 
@@ -132,6 +157,7 @@ class PoolStore:
         self._seek = redis.register_script(_SEEK)
         self._seek_status = redis.register_script(_SEEK_STATUS)
         self._leave = redis.register_script(_LEAVE)
+        self._cancel = redis.register_script(_CANCEL)
         self._lease = redis.register_script(_LEASE)
         self._pair = redis.register_script(_PAIR)
 
@@ -178,6 +204,8 @@ class PoolStore:
             raise SeekInProgressError(player_id)
         if outcome == b"paired":
             raise PairedBeforeError(player_id)
+        if outcome == b"cancelled":
+            raise SeekCancelledError(player_id)
         entered = int(reply[1])
         if self._steps is not None:
             # The record first: a stream that stops before the pool is written was the
@@ -245,6 +273,38 @@ class PoolStore:
         if left and self._steps is not None:
             await self._steps.leave_pool(pool, [player_id])
         return bool(left)
+
+    async def cancel(
+        self, player_id: str, request_id: str, *, kept_ms: int, paired_kept_seconds: int
+    ) -> PairedSeek | None:
+        """Take the player's seek made with ``request_id`` out of its pool for good (see
+        ``lua/cancel_seek.lua``), and return once it is out: None, or the pairing that came
+        first.  Nothing to do (None) when the player's seek is another request's or gone.
+        On a cluster, a pairing holding the seek between its steps is waited for, or settled
+        once its hold outlived its time."""
+        for _ in range(_CANCEL_ATTEMPTS):
+            with reachable():
+                pool = _text(await self._redis.hget(keys.seeker(player_id), "pool"))
+            seek_keys = self._seek_keys(player_id, pool) if pool else [keys.seeker(player_id)]
+            with reachable():
+                reply = await self._cancel(
+                    keys=seek_keys, args=[player_id, request_id, pool, kept_ms]
+                )
+            outcome = as_bytes(reply[0])
+            if outcome == b"paired":
+                return PairedSeek(as_bytes(reply[1]).decode(), as_bytes(reply[2]))
+            if outcome == b"cancelled":
+                if self._steps is not None:
+                    await self._steps.leave_pool(pool, [player_id])
+                return None
+            if outcome == b"none":
+                return None
+            if outcome == b"held" and self._steps is not None:
+                if int(reply[1]) < int(time.time() * 1000):
+                    await self._steps.settle(player_id, kept_ms, paired_kept_seconds)
+                else:
+                    await asyncio.sleep(_HELD_RETRY_SECONDS)
+        raise SeekStillHeldError(player_id)
 
     async def seek_record(self, player_id: str) -> SeekRecord | None:
         """The player's seek as kept, if it is."""

@@ -4,13 +4,16 @@
 an unfinished paired table, puts the seek in its pool (:mod:`goti.tables.pool_store`), and
 streams ``SeekWaiting`` until the seek is paired, then the ``SeekPaired`` that ends it.  It
 listens on the seeker's channel for the wake-up a pairing publishes, and also looks at the
-seek's record every ``seek_poll_seconds``, so a lost wake-up costs at most that long.  When the
-stream ends unpaired the seek leaves its pool at once, its record kept
+seek's record every ``seek_poll_seconds``, so a lost wake-up costs at most that long.  When
+the stream ends unpaired the seek leaves its pool at once, its record kept
 ``GOTI_SEEK_RESUME_SECONDS`` so that the same request id resumes it with its wait.  A stream
 whose seek another stream resumed meanwhile (the app reconnected while the server still held
 the old one) ends with ``SEEK_IN_PROGRESS``: the seek, its pairing included, goes on in the
-new one.  The player's hash is read once a seek, for the rating the pool pairs by and the
-seat (name and rating) the seek stores for the table a pairing makes.
+new one.  :meth:`Seeking.cancel` (CancelSeek) takes a seek out of its pool for good,
+whichever stream or replica holds it, and answers once it is out, or with the pairing that
+came first; the seek's stream then ends with ``SEEK_CANCELLED``.  The player's hash is read
+once a seek, for the rating the pool pairs by and the seat (name and rating) the seek stores
+for the table a pairing makes.
 
 :class:`PairingWorker` pairs the pools: each round it takes (or renews) the lease of each
 pool with someone in it, and pairs those it holds by :func:`goti.tables.pairing.pairs`, one
@@ -49,9 +52,11 @@ from goti.tables.pool_store import (
     PairedTable,
     PoolEntry,
     PoolStore,
+    SeekCancelledError,
     SeekInProgressError,
     SeekRecord,
     SeekState,
+    SeekStillHeldError,
 )
 from goti.tables.rated_games import StoredRating, rating_message
 from goti.tables.redis_calls import StoreUnavailableError
@@ -208,6 +213,8 @@ class Seeking:
             if status.state is SeekState.PAIRED:
                 yield await self._paired(player_id, status.table_id, status.opponent_rating)
                 return
+            if status.state is SeekState.CANCELLED:
+                raise _cancelled()
             if status.state is not SeekState.WAITING:
                 raise CallRefusedError.unavailable(
                     "your seek was taken out of its pool (this server did not keep it alive "
@@ -258,7 +265,28 @@ class Seeking:
                 errors_pb2.ERROR_REASON_SEEK_IN_PROGRESS,
                 "another seek of yours is open: cancel it, or resume it with its request_id",
             ) from None
+        except SeekCancelledError:
+            raise _cancelled() from None
         return entered.entered_ms
+
+    async def cancel(self, player_id: str, request_id: str) -> matchmaking_pb2.CancelSeekResponse:
+        """Take the player's seek out of its pool for good; the answer carries the pairing
+        that came first, if one did."""
+        try:
+            paired = await self._pools.cancel(
+                player_id,
+                request_id,
+                kept_ms=self._kept_ms,
+                paired_kept_seconds=self._options.idle_table_seconds,
+            )
+        except SeekStillHeldError:
+            raise CallRefusedError.unavailable(
+                "a pairing is still settling this seek: call CancelSeek again"
+            ) from None
+        if paired is None:
+            return matchmaking_pb2.CancelSeekResponse()
+        found = await self._paired(player_id, paired.table_id, paired.opponent_rating)
+        return matchmaking_pb2.CancelSeekResponse(paired=found.paired)
 
     async def finish(self) -> None:
         """Wait for the seeks leaving their pools now (their streams ended or were cut off)."""
@@ -321,6 +349,13 @@ def _waiting(
     )
     waiting.waited.FromMilliseconds(max(waited_ms, 0))
     return matchmaking_pb2.SeekResponse(waiting=waiting)
+
+
+def _cancelled() -> CallRefusedError:
+    return CallRefusedError.of(
+        errors_pb2.ERROR_REASON_SEEK_CANCELLED,
+        "this seek was cancelled (CancelSeek); seek again with a new request_id",
+    )
 
 
 def _shutting_down() -> CallRefusedError:

@@ -161,6 +161,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """Sent as "ALREADY_AT_TABLE" with FAILED_PRECONDITION: the player is at an unfinished
     game against a person. Metadata: `tableId`. Offer to go back to it.
     """
+    ERROR_REASON_SEEK_CANCELLED: _ErrorReason.ValueType  # 34
+    """Sent as "SEEK_CANCELLED" with FAILED_PRECONDITION: CancelSeek took this seek out of its
+    pool; its stream ends, and its request_id cannot seek again. Seek with a new request_id.
+    """
     ERROR_REASON_STALE_SEQ: _ErrorReason.ValueType  # 40
     """Sent as "STALE_SEQ" with ABORTED: the command's expected_seq is not the table's
     current seq: something happened that the app has not seen yet. Metadata: `currentSeq`.
@@ -313,6 +317,10 @@ seek (one at a time); resume it with its request_id, or cancel it first.
 ERROR_REASON_ALREADY_AT_TABLE: ErrorReason.ValueType  # 33
 """Sent as "ALREADY_AT_TABLE" with FAILED_PRECONDITION: the player is at an unfinished
 game against a person. Metadata: `tableId`. Offer to go back to it.
+"""
+ERROR_REASON_SEEK_CANCELLED: ErrorReason.ValueType  # 34
+"""Sent as "SEEK_CANCELLED" with FAILED_PRECONDITION: CancelSeek took this seek out of its
+pool; its stream ends, and its request_id cannot seek again. Seek with a new request_id.
 """
 ERROR_REASON_STALE_SEQ: ErrorReason.ValueType  # 40
 """Sent as "STALE_SEQ" with ABORTED: the command's expected_seq is not the table's

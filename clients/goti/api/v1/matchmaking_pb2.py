@@ -28,15 +28,15 @@ from goti.api.v1 import players_pb2 as goti_dot_api_dot_v1_dot_players__pb2
 from goti.api.v1 import tables_pb2 as goti_dot_api_dot_v1_dot_tables__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dgoti/api/v1/matchmaking.proto\x12\x0bgoti.api.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x16goti/api/v1/game.proto\x1a\x19goti/api/v1/players.proto\x1a\x18goti/api/v1/tables.proto\"~\n\x0bSeekRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12%\n\x07variant\x18\x02 \x01(\x0e\x32\x14.goti.api.v1.Variant\x12%\n\x05timer\x18\x03 \x01(\x0e\x32\x16.goti.api.v1.SeekTimer\x12\r\n\x05rated\x18\x04 \x01(\x08\"r\n\x0cSeekResponse\x12+\n\x07waiting\x18\x01 \x01(\x0b\x32\x18.goti.api.v1.SeekWaitingH\x00\x12)\n\x06paired\x18\x02 \x01(\x0b\x32\x17.goti.api.v1.SeekPairedH\x00\x42\n\n\x08progress\"\x9e\x01\n\x0bSeekWaiting\x12\x17\n\x0fseekers_in_pool\x18\x01 \x01(\r\x12\x12\n\nmin_rating\x18\x02 \x01(\x05\x12\x12\n\nmax_rating\x18\x03 \x01(\x05\x12)\n\x06waited\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12#\n\x06rating\x18\x05 \x01(\x0b\x32\x13.goti.api.v1.Rating\"\xaa\x01\n\nSeekPaired\x12!\n\x05table\x18\x01 \x01(\x0b\x32\x12.goti.api.v1.Table\x12$\n\tyour_role\x18\x02 \x01(\x0e\x32\x11.goti.api.v1.Role\x12%\n\x08opponent\x18\x03 \x01(\x0b\x32\x13.goti.api.v1.Player\x12,\n\x0fopponent_rating\x18\x04 \x01(\x0b\x32\x13.goti.api.v1.Rating\">\n\x15GetLeaderboardRequest\x12%\n\x07variant\x18\x01 \x01(\x0e\x32\x14.goti.api.v1.Variant\"j\n\x10LeaderboardEntry\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12#\n\x06player\x18\x02 \x01(\x0b\x32\x13.goti.api.v1.Player\x12#\n\x06rating\x18\x03 \x01(\x0b\x32\x13.goti.api.v1.Rating\"t\n\x16GetLeaderboardResponse\x12.\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1d.goti.api.v1.LeaderboardEntry\x12*\n\x03you\x18\x02 \x01(\x0b\x32\x1d.goti.api.v1.LeaderboardEntry*q\n\tSeekTimer\x12\x1a\n\x16SEEK_TIMER_UNSPECIFIED\x10\x00\x12\x13\n\x0fSEEK_TIMER_NONE\x10\x01\x12\x19\n\x15SEEK_TIMER_30_SECONDS\x10\x02\x12\x18\n\x14SEEK_TIMER_2_MINUTES\x10\x03\x32\xae\x01\n\x12MatchmakingService\x12=\n\x04Seek\x12\x18.goti.api.v1.SeekRequest\x1a\x19.goti.api.v1.SeekResponse0\x01\x12Y\n\x0eGetLeaderboard\x12\".goti.api.v1.GetLeaderboardRequest\x1a#.goti.api.v1.GetLeaderboardResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dgoti/api/v1/matchmaking.proto\x12\x0bgoti.api.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x16goti/api/v1/game.proto\x1a\x19goti/api/v1/players.proto\x1a\x18goti/api/v1/tables.proto\"~\n\x0bSeekRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12%\n\x07variant\x18\x02 \x01(\x0e\x32\x14.goti.api.v1.Variant\x12%\n\x05timer\x18\x03 \x01(\x0e\x32\x16.goti.api.v1.SeekTimer\x12\r\n\x05rated\x18\x04 \x01(\x08\"r\n\x0cSeekResponse\x12+\n\x07waiting\x18\x01 \x01(\x0b\x32\x18.goti.api.v1.SeekWaitingH\x00\x12)\n\x06paired\x18\x02 \x01(\x0b\x32\x17.goti.api.v1.SeekPairedH\x00\x42\n\n\x08progress\"\x9e\x01\n\x0bSeekWaiting\x12\x17\n\x0fseekers_in_pool\x18\x01 \x01(\r\x12\x12\n\nmin_rating\x18\x02 \x01(\x05\x12\x12\n\nmax_rating\x18\x03 \x01(\x05\x12)\n\x06waited\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12#\n\x06rating\x18\x05 \x01(\x0b\x32\x13.goti.api.v1.Rating\"\xaa\x01\n\nSeekPaired\x12!\n\x05table\x18\x01 \x01(\x0b\x32\x12.goti.api.v1.Table\x12$\n\tyour_role\x18\x02 \x01(\x0e\x32\x11.goti.api.v1.Role\x12%\n\x08opponent\x18\x03 \x01(\x0b\x32\x13.goti.api.v1.Player\x12,\n\x0fopponent_rating\x18\x04 \x01(\x0b\x32\x13.goti.api.v1.Rating\"\'\n\x11\x43\x61ncelSeekRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\"=\n\x12\x43\x61ncelSeekResponse\x12\'\n\x06paired\x18\x01 \x01(\x0b\x32\x17.goti.api.v1.SeekPaired\">\n\x15GetLeaderboardRequest\x12%\n\x07variant\x18\x01 \x01(\x0e\x32\x14.goti.api.v1.Variant\"j\n\x10LeaderboardEntry\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12#\n\x06player\x18\x02 \x01(\x0b\x32\x13.goti.api.v1.Player\x12#\n\x06rating\x18\x03 \x01(\x0b\x32\x13.goti.api.v1.Rating\"t\n\x16GetLeaderboardResponse\x12.\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1d.goti.api.v1.LeaderboardEntry\x12*\n\x03you\x18\x02 \x01(\x0b\x32\x1d.goti.api.v1.LeaderboardEntry*q\n\tSeekTimer\x12\x1a\n\x16SEEK_TIMER_UNSPECIFIED\x10\x00\x12\x13\n\x0fSEEK_TIMER_NONE\x10\x01\x12\x19\n\x15SEEK_TIMER_30_SECONDS\x10\x02\x12\x18\n\x14SEEK_TIMER_2_MINUTES\x10\x03\x32\xfd\x01\n\x12MatchmakingService\x12=\n\x04Seek\x12\x18.goti.api.v1.SeekRequest\x1a\x19.goti.api.v1.SeekResponse0\x01\x12M\n\nCancelSeek\x12\x1e.goti.api.v1.CancelSeekRequest\x1a\x1f.goti.api.v1.CancelSeekResponse\x12Y\n\x0eGetLeaderboard\x12\".goti.api.v1.GetLeaderboardRequest\x1a#.goti.api.v1.GetLeaderboardResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'goti.api.v1.matchmaking_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SEEKTIMER']._serialized_start=1023
-  _globals['_SEEKTIMER']._serialized_end=1136
+  _globals['_SEEKTIMER']._serialized_start=1127
+  _globals['_SEEKTIMER']._serialized_end=1240
   _globals['_SEEKREQUEST']._serialized_start=155
   _globals['_SEEKREQUEST']._serialized_end=281
   _globals['_SEEKRESPONSE']._serialized_start=283
@@ -45,12 +45,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SEEKWAITING']._serialized_end=558
   _globals['_SEEKPAIRED']._serialized_start=561
   _globals['_SEEKPAIRED']._serialized_end=731
-  _globals['_GETLEADERBOARDREQUEST']._serialized_start=733
-  _globals['_GETLEADERBOARDREQUEST']._serialized_end=795
-  _globals['_LEADERBOARDENTRY']._serialized_start=797
-  _globals['_LEADERBOARDENTRY']._serialized_end=903
-  _globals['_GETLEADERBOARDRESPONSE']._serialized_start=905
-  _globals['_GETLEADERBOARDRESPONSE']._serialized_end=1021
-  _globals['_MATCHMAKINGSERVICE']._serialized_start=1139
-  _globals['_MATCHMAKINGSERVICE']._serialized_end=1313
+  _globals['_CANCELSEEKREQUEST']._serialized_start=733
+  _globals['_CANCELSEEKREQUEST']._serialized_end=772
+  _globals['_CANCELSEEKRESPONSE']._serialized_start=774
+  _globals['_CANCELSEEKRESPONSE']._serialized_end=835
+  _globals['_GETLEADERBOARDREQUEST']._serialized_start=837
+  _globals['_GETLEADERBOARDREQUEST']._serialized_end=899
+  _globals['_LEADERBOARDENTRY']._serialized_start=901
+  _globals['_LEADERBOARDENTRY']._serialized_end=1007
+  _globals['_GETLEADERBOARDRESPONSE']._serialized_start=1009
+  _globals['_GETLEADERBOARDRESPONSE']._serialized_end=1125
+  _globals['_MATCHMAKINGSERVICE']._serialized_start=1243
+  _globals['_MATCHMAKINGSERVICE']._serialized_end=1496
 # @@protoc_insertion_point(module_scope)

@@ -206,6 +206,54 @@ class SeekPaired(_message.Message):
 Global___SeekPaired: _TypeAlias = SeekPaired  # noqa: Y015
 
 @_typing.final
+class CancelSeekRequest(_message.Message):
+    """Asks to take a seek out of its pool."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The request_id the seek was made with."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelSeekRequest: _TypeAlias = CancelSeekRequest  # noqa: Y015
+
+@_typing.final
+class CancelSeekResponse(_message.Message):
+    """A seek cancelled, or the pairing that came before the cancel."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAIRED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def paired(self) -> Global___SeekPaired:
+        """Set when the seek had been paired: the player is at this table (open it as Seek's
+        paired message says). Unset: the player is in no pool through this seek.
+        """
+
+    def __init__(
+        self,
+        *,
+        paired: Global___SeekPaired | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["paired", b"paired"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["paired", b"paired"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelSeekResponse: _TypeAlias = CancelSeekResponse  # noqa: Y015
+
+@_typing.final
 class GetLeaderboardRequest(_message.Message):
     """Asks for a variant's leaderboard."""
 

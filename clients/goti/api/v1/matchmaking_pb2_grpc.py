@@ -34,8 +34,11 @@ class MatchmakingServiceStub:
     nobody is paired twice or with themself. Closest ratings are paired first; the rating
     range a seeker accepts widens the longer it waits.
 
-    The stream is the seek: cancelling it (or losing it) takes the player out of the pool at
-    once. Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
+    The stream is the seek: cancelling it (or losing it) takes the player out of the pool
+    once the server hears of it. To know the player is out before showing anything else (the
+    choices again, another screen), call CancelSeek with the seek's request_id and wait for its
+    answer: it takes the seek out wherever it waits, or hands over the pairing that came first.
+    Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
     take the place back with the time already waited; a new request_id starts a new wait.
     Resumed while the old stream is still open (the server had not seen it drop), the seek
     goes on in the new stream, its pairing included; the old stream ends with
@@ -56,6 +59,11 @@ class MatchmakingServiceStub:
                 request_serializer=goti_dot_api_dot_v1_dot_matchmaking__pb2.SeekRequest.SerializeToString,
                 response_deserializer=goti_dot_api_dot_v1_dot_matchmaking__pb2.SeekResponse.FromString,
                 _registered_method=True)
+        self.CancelSeek = channel.unary_unary(
+                '/goti.api.v1.MatchmakingService/CancelSeek',
+                request_serializer=goti_dot_api_dot_v1_dot_matchmaking__pb2.CancelSeekRequest.SerializeToString,
+                response_deserializer=goti_dot_api_dot_v1_dot_matchmaking__pb2.CancelSeekResponse.FromString,
+                _registered_method=True)
         self.GetLeaderboard = channel.unary_unary(
                 '/goti.api.v1.MatchmakingService/GetLeaderboard',
                 request_serializer=goti_dot_api_dot_v1_dot_matchmaking__pb2.GetLeaderboardRequest.SerializeToString,
@@ -72,8 +80,11 @@ class MatchmakingServiceServicer:
     nobody is paired twice or with themself. Closest ratings are paired first; the rating
     range a seeker accepts widens the longer it waits.
 
-    The stream is the seek: cancelling it (or losing it) takes the player out of the pool at
-    once. Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
+    The stream is the seek: cancelling it (or losing it) takes the player out of the pool
+    once the server hears of it. To know the player is out before showing anything else (the
+    choices again, another screen), call CancelSeek with the seek's request_id and wait for its
+    answer: it takes the seek out wherever it waits, or hands over the pairing that came first.
+    Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
     take the place back with the time already waited; a new request_id starts a new wait.
     Resumed while the old stream is still open (the server had not seen it drop), the seek
     goes on in the new stream, its pairing included; the old stream ends with
@@ -90,6 +101,21 @@ class MatchmakingServiceServicer:
         on a stream already waiting, this seek was resumed by another stream) or
         ALREADY_AT_TABLE (the caller is at an unfinished game against a person, whose table_id
         is in the ErrorInfo metadata `tableId`); RESOURCE_EXHAUSTED with reason RATE_LIMITED.
+        FAILED_PRECONDITION with reason SEEK_CANCELLED ends a stream whose seek CancelSeek took
+        out, and refuses a Seek with a cancelled request_id (seek with a new one).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelSeek(self, request, context):
+        """Takes the caller's seek with this request_id out of its pool for good, whichever stream
+        or replica holds it, and answers once it is out: no pairing can seat the player from
+        it afterwards. Safe to repeat; a request_id that is not the caller's latest seek, or that
+        the server no longer keeps, answers at once with nothing to do. If a pairing came first,
+        the answer carries it: the player is seated at that table, as SeekPaired says. The Seek
+        stream, if still open, ends with FAILED_PRECONDITION, reason SEEK_CANCELLED; close it
+        too. Errors: INVALID_ARGUMENT naming `request_id` (malformed); UNAVAILABLE (call again).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -109,6 +135,11 @@ def add_MatchmakingServiceServicer_to_server(servicer, server):
                     servicer.Seek,
                     request_deserializer=goti_dot_api_dot_v1_dot_matchmaking__pb2.SeekRequest.FromString,
                     response_serializer=goti_dot_api_dot_v1_dot_matchmaking__pb2.SeekResponse.SerializeToString,
+            ),
+            'CancelSeek': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelSeek,
+                    request_deserializer=goti_dot_api_dot_v1_dot_matchmaking__pb2.CancelSeekRequest.FromString,
+                    response_serializer=goti_dot_api_dot_v1_dot_matchmaking__pb2.CancelSeekResponse.SerializeToString,
             ),
             'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLeaderboard,
@@ -132,8 +163,11 @@ class MatchmakingService:
     nobody is paired twice or with themself. Closest ratings are paired first; the rating
     range a seeker accepts widens the longer it waits.
 
-    The stream is the seek: cancelling it (or losing it) takes the player out of the pool at
-    once. Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
+    The stream is the seek: cancelling it (or losing it) takes the player out of the pool
+    once the server hears of it. To know the player is out before showing anything else (the
+    choices again, another screen), call CancelSeek with the seek's request_id and wait for its
+    answer: it takes the seek out wherever it waits, or hands over the pairing that came first.
+    Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
     take the place back with the time already waited; a new request_id starts a new wait.
     Resumed while the old stream is still open (the server had not seen it drop), the seek
     goes on in the new stream, its pairing included; the old stream ends with
@@ -160,6 +194,33 @@ class MatchmakingService:
             '/goti.api.v1.MatchmakingService/Seek',
             goti_dot_api_dot_v1_dot_matchmaking__pb2.SeekRequest.SerializeToString,
             goti_dot_api_dot_v1_dot_matchmaking__pb2.SeekResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelSeek(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/goti.api.v1.MatchmakingService/CancelSeek',
+            goti_dot_api_dot_v1_dot_matchmaking__pb2.CancelSeekRequest.SerializeToString,
+            goti_dot_api_dot_v1_dot_matchmaking__pb2.CancelSeekResponse.FromString,
             options,
             channel_credentials,
             insecure,

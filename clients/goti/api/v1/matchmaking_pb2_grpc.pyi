@@ -35,8 +35,11 @@ class MatchmakingServiceStub:
     nobody is paired twice or with themself. Closest ratings are paired first; the rating
     range a seeker accepts widens the longer it waits.
 
-    The stream is the seek: cancelling it (or losing it) takes the player out of the pool at
-    once. Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
+    The stream is the seek: cancelling it (or losing it) takes the player out of the pool
+    once the server hears of it. To know the player is out before showing anything else (the
+    choices again, another screen), call CancelSeek with the seek's request_id and wait for its
+    answer: it takes the seek out wherever it waits, or hands over the pairing that came first.
+    Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
     take the place back with the time already waited; a new request_id starts a new wait.
     Resumed while the old stream is still open (the server had not seen it drop), the seek
     goes on in the new stream, its pairing included; the old stream ends with
@@ -57,6 +60,17 @@ class MatchmakingServiceStub:
     on a stream already waiting, this seek was resumed by another stream) or
     ALREADY_AT_TABLE (the caller is at an unfinished game against a person, whose table_id
     is in the ErrorInfo metadata `tableId`); RESOURCE_EXHAUSTED with reason RATE_LIMITED.
+    FAILED_PRECONDITION with reason SEEK_CANCELLED ends a stream whose seek CancelSeek took
+    out, and refuses a Seek with a cancelled request_id (seek with a new one).
+    """
+    CancelSeek: _grpc.UnaryUnaryMultiCallable[_matchmaking_pb2.CancelSeekRequest, _matchmaking_pb2.CancelSeekResponse]
+    """Takes the caller's seek with this request_id out of its pool for good, whichever stream
+    or replica holds it, and answers once it is out: no pairing can seat the player from
+    it afterwards. Safe to repeat; a request_id that is not the caller's latest seek, or that
+    the server no longer keeps, answers at once with nothing to do. If a pairing came first,
+    the answer carries it: the player is seated at that table, as SeekPaired says. The Seek
+    stream, if still open, ends with FAILED_PRECONDITION, reason SEEK_CANCELLED; close it
+    too. Errors: INVALID_ARGUMENT naming `request_id` (malformed); UNAVAILABLE (call again).
     """
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_matchmaking_pb2.GetLeaderboardRequest, _matchmaking_pb2.GetLeaderboardResponse]
     """The best-rated players of a variant (top 100), and the caller's own rank."""
@@ -71,8 +85,11 @@ class MatchmakingServiceAsyncStub(MatchmakingServiceStub):
     nobody is paired twice or with themself. Closest ratings are paired first; the rating
     range a seeker accepts widens the longer it waits.
 
-    The stream is the seek: cancelling it (or losing it) takes the player out of the pool at
-    once. Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
+    The stream is the seek: cancelling it (or losing it) takes the player out of the pool
+    once the server hears of it. To know the player is out before showing anything else (the
+    choices again, another screen), call CancelSeek with the seek's request_id and wait for its
+    answer: it takes the seek out wherever it waits, or hands over the pairing that came first.
+    Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
     take the place back with the time already waited; a new request_id starts a new wait.
     Resumed while the old stream is still open (the server had not seen it drop), the seek
     goes on in the new stream, its pairing included; the old stream ends with
@@ -90,6 +107,17 @@ class MatchmakingServiceAsyncStub(MatchmakingServiceStub):
     on a stream already waiting, this seek was resumed by another stream) or
     ALREADY_AT_TABLE (the caller is at an unfinished game against a person, whose table_id
     is in the ErrorInfo metadata `tableId`); RESOURCE_EXHAUSTED with reason RATE_LIMITED.
+    FAILED_PRECONDITION with reason SEEK_CANCELLED ends a stream whose seek CancelSeek took
+    out, and refuses a Seek with a cancelled request_id (seek with a new one).
+    """
+    CancelSeek: _aio.UnaryUnaryMultiCallable[_matchmaking_pb2.CancelSeekRequest, _matchmaking_pb2.CancelSeekResponse]  # type: ignore[assignment]
+    """Takes the caller's seek with this request_id out of its pool for good, whichever stream
+    or replica holds it, and answers once it is out: no pairing can seat the player from
+    it afterwards. Safe to repeat; a request_id that is not the caller's latest seek, or that
+    the server no longer keeps, answers at once with nothing to do. If a pairing came first,
+    the answer carries it: the player is seated at that table, as SeekPaired says. The Seek
+    stream, if still open, ends with FAILED_PRECONDITION, reason SEEK_CANCELLED; close it
+    too. Errors: INVALID_ARGUMENT naming `request_id` (malformed); UNAVAILABLE (call again).
     """
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_matchmaking_pb2.GetLeaderboardRequest, _matchmaking_pb2.GetLeaderboardResponse]  # type: ignore[assignment]
     """The best-rated players of a variant (top 100), and the caller's own rank."""
@@ -103,8 +131,11 @@ class MatchmakingServiceServicer(metaclass=_abc_1.ABCMeta):
     nobody is paired twice or with themself. Closest ratings are paired first; the rating
     range a seeker accepts widens the longer it waits.
 
-    The stream is the seek: cancelling it (or losing it) takes the player out of the pool at
-    once. Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
+    The stream is the seek: cancelling it (or losing it) takes the player out of the pool
+    once the server hears of it. To know the player is out before showing anything else (the
+    choices again, another screen), call CancelSeek with the seek's request_id and wait for its
+    answer: it takes the seek out wherever it waits, or hands over the pairing that came first.
+    Seek again with the same request_id within 10 seconds (GOTI_SEEK_RESUME_SECONDS) to
     take the place back with the time already waited; a new request_id starts a new wait.
     Resumed while the old stream is still open (the server had not seen it drop), the seek
     goes on in the new stream, its pairing included; the old stream ends with
@@ -126,6 +157,23 @@ class MatchmakingServiceServicer(metaclass=_abc_1.ABCMeta):
         on a stream already waiting, this seek was resumed by another stream) or
         ALREADY_AT_TABLE (the caller is at an unfinished game against a person, whose table_id
         is in the ErrorInfo metadata `tableId`); RESOURCE_EXHAUSTED with reason RATE_LIMITED.
+        FAILED_PRECONDITION with reason SEEK_CANCELLED ends a stream whose seek CancelSeek took
+        out, and refuses a Seek with a cancelled request_id (seek with a new one).
+        """
+
+    @_abc_1.abstractmethod
+    def CancelSeek(
+        self,
+        request: _matchmaking_pb2.CancelSeekRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_matchmaking_pb2.CancelSeekResponse, _abc.Awaitable[_matchmaking_pb2.CancelSeekResponse]]:
+        """Takes the caller's seek with this request_id out of its pool for good, whichever stream
+        or replica holds it, and answers once it is out: no pairing can seat the player from
+        it afterwards. Safe to repeat; a request_id that is not the caller's latest seek, or that
+        the server no longer keeps, answers at once with nothing to do. If a pairing came first,
+        the answer carries it: the player is seated at that table, as SeekPaired says. The Seek
+        stream, if still open, ends with FAILED_PRECONDITION, reason SEEK_CANCELLED; close it
+        too. Errors: INVALID_ARGUMENT naming `request_id` (malformed); UNAVAILABLE (call again).
         """
 
     @_abc_1.abstractmethod

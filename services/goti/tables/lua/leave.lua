@@ -7,10 +7,5 @@
 -- pairing between its steps (on a Redis Cluster: it is paired, or let go, in a moment).
 local seek = redis.call('HMGET', KEYS[1], 'state', 'stream', 'reserved')
 if seek[1] ~= 'waiting' or seek[2] ~= ARGV[2] or seek[3] then return 0 end
-if #KEYS > 1 then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('HDEL', KEYS[3], ARGV[1])
-end
-redis.call('HSET', KEYS[1], 'state', 'left')
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+take_out('left', ARGV[3])
 return 1

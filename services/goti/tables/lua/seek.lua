@@ -5,11 +5,13 @@
 --       6 now (ms), 7 stream token, 8 record kept (ms), 9 alive until (ms), 10 last opponent,
 --       11 the seat the player takes when paired (a Seat message)
 -- Returns {'entered' | 'resumed', entered ms}, {'paired'} when this request was paired
--- already, or {'in_progress'} when another seek of the player's is waiting.
+-- already, {'cancelled'} when CancelSeek took this request's seek out, or {'in_progress'}
+-- when another seek of the player's is waiting.
 local seek = redis.call('HMGET', KEYS[1], 'request', 'state', 'pool', 'entered', 'reserved',
                         'reserved_until', 'reserved_opponent')
 local request, state, pool, entered = seek[1], seek[2], seek[3], seek[4]
 if state == 'paired' and request == ARGV[2] then return {'paired'} end
+if state == 'cancelled' and request == ARGV[2] then return {'cancelled'} end
 if state == 'waiting' and (request ~= ARGV[2] or pool ~= ARGV[3]) then return {'in_progress'} end
 local outcome = 'resumed'
 if not (request == ARGV[2] and pool == ARGV[3] and (state == 'waiting' or state == 'left')) then

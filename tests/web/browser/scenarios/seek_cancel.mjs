@@ -1,15 +1,16 @@
-// A seek ends with its player: Cancel takes the player out of the pool, and so does a tab
-// that goes away while seeking (a second tab of a seeking player is told one seek at a time). Each is seen by the next seeker of the same pool, told from
-// its first word that it waits alone (had the first stayed, the count would have been two,
-// and the two paired). The player who
-// cancelled seeks again, is not refused, and is paired with a third player; the first move
-// played at their table reaches the other page.
+// A seek ends with its player: Cancel takes the player out of the pool before the choices
+// come back, and a tab that goes away while seeking leaves it once the server sees its stream
+// end (a second tab of a seeking player is told one seek at a time). Each is seen by the next
+// seeker of the same pool, told from its first word that it waits alone (had the first
+// stayed, the count would have been two, and the two paired). The player who cancelled seeks
+// again, is not refused, and is paired with a third player; the first move played at their
+// table reaches the other page.
 
 import assert from "node:assert/strict";
 import { countsShown, ONLINE, seek, shownWait } from "../seek.mjs";
 import { playAnyMove, signedIn, TABLE, tableAttribute, waitForPlies } from "../table.mjs";
 
-export async function run({ url, newPlayer }) {
+export async function run({ url, newPlayer, ask }) {
   const [canceller, leaver, third] = [await newPlayer("canceller"), await newPlayer("leaver"), await newPlayer("third")];
   for (const page of [canceller, leaver, third]) await page.goto(url);
   for (const page of [canceller, leaver, third]) await signedIn(page);
@@ -27,13 +28,17 @@ export async function run({ url, newPlayer }) {
   await secondTab.close();
   await canceller.click("#cancel-seek");
   await canceller.waitForSelector(`${ONLINE}[data-seeking="false"] #play-online`);
+  assert.equal(await canceller.textContent("#seek-message"), "Search cancelled");
 
-  // The canceller left the pool: the next seeker is alone there, and stays unpaired.
+  // The choices are back only once the canceller is out of the pool: the next seeker, at
+  // once, is alone there, and stays unpaired.
   await seek(leaver);
   await shownWait(leaver, 1);
   assert.deepEqual(new Set(await countsShown(leaver)), new Set([1]), "the canceller left at once");
-  // The leaver's tab goes away mid-seek.
+  // The leaver's tab goes away mid-seek; nothing tells the server but the stream's end, so
+  // the test waits until the server has seen it.
   await leaver.close();
+  await ask("wait until the pools are empty");
 
   await seek(canceller);
   await shownWait(canceller, 1);
