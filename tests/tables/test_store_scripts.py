@@ -12,10 +12,11 @@ from pathlib import Path
 from goti.tables import player_store, pool_steps, pool_store, store
 
 LUA_FOLDER = Path(store.__file__).parent / "lua"
-SHARED = {"remembered_request.lua": 2, "new_table.lua": 3}
+SHARED = {"remembered_request.lua": 2, "new_table.lua": 3, "take_out.lua": 2}
 """Not scripts of their own: functions put ahead of the scripts that call them (the request
 lookup ahead of commit and find_request, a new table's writing ahead of create, pair and,
-on a Redis Cluster, pair_table), with how many scripts call each."""
+on a Redis Cluster, pair_table, a seek's leaving its pool ahead of leave and cancel_seek),
+with how many scripts call each."""
 PYPROJECT = Path(__file__).parents[2] / "pyproject.toml"
 
 
