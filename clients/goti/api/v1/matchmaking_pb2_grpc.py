@@ -44,8 +44,9 @@ class MatchmakingServiceStub:
     goes on in the new stream, its pairing included; the old stream ends with
     FAILED_PRECONDITION, reason SEEK_IN_PROGRESS.
 
-    Authentication: Seek needs the player's token (see PlayersService); GetLeaderboard works
-    without one and, with it, also says the caller's rank.
+    Authentication: Seek and CancelSeek need the player's token (see PlayersService), and
+    answer UNAUTHENTICATED without it; GetLeaderboard works without one and, with it, also
+    says the caller's rank.
     """
 
     def __init__(self, channel):
@@ -90,8 +91,9 @@ class MatchmakingServiceServicer:
     goes on in the new stream, its pairing included; the old stream ends with
     FAILED_PRECONDITION, reason SEEK_IN_PROGRESS.
 
-    Authentication: Seek needs the player's token (see PlayersService); GetLeaderboard works
-    without one and, with it, also says the caller's rank.
+    Authentication: Seek and CancelSeek need the player's token (see PlayersService), and
+    answer UNAUTHENTICATED without it; GetLeaderboard works without one and, with it, also
+    says the caller's rank.
     """
 
     def Seek(self, request, context):
@@ -173,8 +175,9 @@ class MatchmakingService:
     goes on in the new stream, its pairing included; the old stream ends with
     FAILED_PRECONDITION, reason SEEK_IN_PROGRESS.
 
-    Authentication: Seek needs the player's token (see PlayersService); GetLeaderboard works
-    without one and, with it, also says the caller's rank.
+    Authentication: Seek and CancelSeek need the player's token (see PlayersService), and
+    answer UNAUTHENTICATED without it; GetLeaderboard works without one and, with it, also
+    says the caller's rank.
     """
 
     @staticmethod

@@ -45,8 +45,9 @@ class MatchmakingServiceStub:
     goes on in the new stream, its pairing included; the old stream ends with
     FAILED_PRECONDITION, reason SEEK_IN_PROGRESS.
 
-    Authentication: Seek needs the player's token (see PlayersService); GetLeaderboard works
-    without one and, with it, also says the caller's rank.
+    Authentication: Seek and CancelSeek need the player's token (see PlayersService), and
+    answer UNAUTHENTICATED without it; GetLeaderboard works without one and, with it, also
+    says the caller's rank.
     """
 
     @_typing.overload
@@ -95,8 +96,9 @@ class MatchmakingServiceAsyncStub(MatchmakingServiceStub):
     goes on in the new stream, its pairing included; the old stream ends with
     FAILED_PRECONDITION, reason SEEK_IN_PROGRESS.
 
-    Authentication: Seek needs the player's token (see PlayersService); GetLeaderboard works
-    without one and, with it, also says the caller's rank.
+    Authentication: Seek and CancelSeek need the player's token (see PlayersService), and
+    answer UNAUTHENTICATED without it; GetLeaderboard works without one and, with it, also
+    says the caller's rank.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -141,8 +143,9 @@ class MatchmakingServiceServicer(metaclass=_abc_1.ABCMeta):
     goes on in the new stream, its pairing included; the old stream ends with
     FAILED_PRECONDITION, reason SEEK_IN_PROGRESS.
 
-    Authentication: Seek needs the player's token (see PlayersService); GetLeaderboard works
-    without one and, with it, also says the caller's rank.
+    Authentication: Seek and CancelSeek need the player's token (see PlayersService), and
+    answer UNAUTHENTICATED without it; GetLeaderboard works without one and, with it, also
+    says the caller's rank.
     """
 
     @_abc_1.abstractmethod
