@@ -141,17 +141,20 @@ def _progress_of(response: matchmaking_pb2.SeekResponse) -> SeekProgress | None:
             rating=wire.rating_from_proto(waiting.rating, field="waiting.rating"),
         )
     if kind == "paired":
-        paired = response.paired
-        return SeekPaired(
-            table=wire.table_from_proto(paired.table, paired.your_role),
-            opponent=wire.player_from_proto(paired.opponent),
-            opponent_rating=(
-                wire.rating_from_proto(paired.opponent_rating, field="paired.opponent_rating")
-                if paired.HasField("opponent_rating")
-                else None
-            ),
-        )
+        return _paired_of(response.paired)
     return None
+
+
+def _paired_of(paired: matchmaking_pb2.SeekPaired) -> SeekPaired:
+    return SeekPaired(
+        table=wire.table_from_proto(paired.table, paired.your_role),
+        opponent=wire.player_from_proto(paired.opponent),
+        opponent_rating=(
+            wire.rating_from_proto(paired.opponent_rating, field="paired.opponent_rating")
+            if paired.HasField("opponent_rating")
+            else None
+        ),
+    )
 
 
 def _entry_of(message: matchmaking_pb2.LeaderboardEntry, field: str) -> LeaderboardEntry:
@@ -234,8 +237,7 @@ class Seek(ReconnectingStream[matchmaking_pb2.SeekResponse, SeekProgress]):
         response = await self._cancel(self.request_id)
         if not response.HasField("paired"):
             return None
-        paired = _progress_of(matchmaking_pb2.SeekResponse(paired=response.paired))
-        assert isinstance(paired, SeekPaired)
+        paired = _paired_of(response.paired)
         self._on_table(paired.table)
         self._waiting, self._paired = None, paired
         return paired

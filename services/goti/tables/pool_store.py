@@ -274,9 +274,7 @@ class PoolStore:
             await self._steps.leave_pool(pool, [player_id])
         return bool(left)
 
-    async def cancel(
-        self, player_id: str, request_id: str, *, kept_ms: int, paired_kept_seconds: int
-    ) -> PairedSeek | None:
+    async def cancel(self, player_id: str, request_id: str, *, kept_ms: int) -> PairedSeek | None:
         """Take the player's seek made with ``request_id`` out of its pool for good (see
         ``lua/cancel_seek.lua``), and return once it is out: None, or the pairing that came
         first.  Nothing to do (None) when the player's seek is another request's or gone.
@@ -301,7 +299,7 @@ class PoolStore:
                 return None
             if outcome == b"held" and self._steps is not None:
                 if int(reply[1]) < int(time.time() * 1000):
-                    await self._steps.settle(player_id, kept_ms, paired_kept_seconds)
+                    await self._steps.settle(player_id, kept_ms, self._paired_kept_seconds)
                 else:
                     await asyncio.sleep(_HELD_RETRY_SECONDS)
         raise SeekStillHeldError(player_id)

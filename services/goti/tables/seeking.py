@@ -273,12 +273,7 @@ class Seeking:
         """Take the player's seek out of its pool for good; the answer carries the pairing
         that came first, if one did."""
         try:
-            paired = await self._pools.cancel(
-                player_id,
-                request_id,
-                kept_ms=self._kept_ms,
-                paired_kept_seconds=self._options.idle_table_seconds,
-            )
+            paired = await self._pools.cancel(player_id, request_id, kept_ms=self._kept_ms)
         except SeekStillHeldError:
             raise CallRefusedError.unavailable(
                 "a pairing is still settling this seek: call CancelSeek again"
