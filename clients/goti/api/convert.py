@@ -451,6 +451,11 @@ def game_state_from_proto(message: game_pb2.GameState, *, field: str = "state") 
     Raises :class:`~goti.rules.game.InvalidGameStateError` whose ``field`` is the dotted path
     of the culprit, starting with ``field`` (the name of the request field holding the state).
     """
+    return game_from_proto(message, field=field).state()
+
+
+def game_from_proto(message: game_pb2.GameState, *, field: str = "state") -> Game:
+    """A game carried on from a checked game state (see :func:`game_state_from_proto`)."""
     try:
         variant = variant_from_proto(message.variant, field=f"{field}.variant")
         if not message.HasField("position"):
@@ -491,7 +496,7 @@ def game_state_from_proto(message: game_pb2.GameState, *, field: str = "state") 
     except InvalidFieldError as error:
         raise InvalidGameStateError(str(error), field=error.field) from None
     try:
-        Game.from_state(state)
+        game = Game.from_state(state)
     except InvalidGameStateError as error:
         raise InvalidGameStateError(
             f"{field}: {error}", field=_wire_field(state, error.field, field)
@@ -508,12 +513,7 @@ def game_state_from_proto(message: game_pb2.GameState, *, field: str = "state") 
             f"{field}.outcome: {outcome.termination.name} is a loss for the side to move",
             field=f"{field}.outcome.winner",
         )
-    return state
-
-
-def game_from_proto(message: game_pb2.GameState, *, field: str = "state") -> Game:
-    """A game carried on from a checked game state (see :func:`game_state_from_proto`)."""
-    return Game.from_state(game_state_from_proto(message, field=field))
+    return game
 
 
 # -- errors ---------------------------------------------------------------------------------

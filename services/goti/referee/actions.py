@@ -73,7 +73,12 @@ def _check_size(text: str, limit: int, field: str) -> None:
 def load(state: GameState, *, field: str = "state") -> Game:
     """The game a checked state describes, after the checks that need the rules
     (:func:`goti.referee.consistency.check_game`)."""
-    game = Game.from_state(state)
+    return checked(Game.from_state(state), field=field)
+
+
+def checked(game: Game, *, field: str = "state") -> Game:
+    """``game`` (carried on from a state by :meth:`Game.from_state`) once it has passed the
+    checks that need the rules (:func:`goti.referee.consistency.check_game`)."""
     check_game(game, field=field)
     return game
 

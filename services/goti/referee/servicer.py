@@ -23,6 +23,7 @@ from goti.api.error_status import ErrorStatus
 from goti.api.v1 import errors_pb2, referee_pb2, referee_pb2_grpc
 from goti.referee import actions
 from goti.referee.actions import Action, RequestFieldError
+from goti.referee.answered import AnsweredStates
 from goti.rules.game import Game
 from goti.rules.variants import ENGLISH
 
@@ -88,21 +89,28 @@ def _game(
     | referee_pb2.ListLegalMovesRequest
     | referee_pb2.ApplyRequest
     | referee_pb2.ExportPdnRequest,
+    answered: AnsweredStates | None = None,
 ) -> Game:
     if not request.HasField("state"):
         raise convert.InvalidFieldError("state is required", field="state")
-    return actions.load(convert.game_state_from_proto(request.state))
+    known = None if answered is None else answered.find(request.state)
+    if known is not None:
+        return actions.load(known)
+    return actions.checked(convert.game_from_proto(request.state))
 
 
 def apply(
-    request: referee_pb2.ApplyRequest, response: referee_pb2.ApplyResponse
+    request: referee_pb2.ApplyRequest,
+    response: referee_pb2.ApplyResponse,
+    answered: AnsweredStates | None = None,
 ) -> ErrorStatus | None:
     """Apply's whole ruling, unary or streamed: fills ``response`` with the game after the
-    action, or returns the refusal (leaving ``response`` to be dropped)."""
+    action, or returns the refusal (leaving ``response`` to be dropped).  With ``answered``,
+    a state this referee answered with lately is taken from there, and the new one kept."""
     kind = request.WhichOneof("action")
     record = None
     try:
-        game = _game(request)
+        game = _game(request, answered)
         if kind == "move_path":
             by = convert.optional_color_from_proto(request.side, field="side")
             path = convert.move_path_from_proto(request.move_path)
@@ -125,6 +133,8 @@ def apply(
     except ValueError as error:
         return _refusal(error, _MOVE_FIELDS.get(kind or ""))
     response.state.CopyFrom(convert.game_state_to_proto(game.state()))
+    if answered is not None:
+        answered.remember(response.state, game.state())
     response.view.CopyFrom(convert.game_view_to_proto(game))
     if record is not None:
         response.move.CopyFrom(convert.move_record_to_proto(record, game.variant))
@@ -136,11 +146,13 @@ _STOPPING: Final = "the referee is stopping: send again on a new stream"
 
 class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     """The referee's RPCs. Holds nothing between calls but its open ApplyStreams, which
-    :meth:`stop` ends."""
+    :meth:`stop` ends, and the states it answered Apply with lately (a cache: any replica
+    rules the same on any state)."""
 
     def __init__(self) -> None:
         self._stopping = False
         self._streams: set[asyncio.Task[None]] = set()
+        self._answered = AnsweredStates()
 
     async def StartGame(  # noqa: N802
         self, request: referee_pb2.StartGameRequest, context: Context
@@ -182,7 +194,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         self, request: referee_pb2.ApplyRequest, context: Context
     ) -> referee_pb2.ApplyResponse:
         response = referee_pb2.ApplyResponse()
-        refusal = apply(request, response)
+        refusal = apply(request, response, self._answered)
         if refusal is not None:
             await _abort(context, refusal)
         return response
@@ -216,7 +228,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         async for streamed in requests:
             started_at = observer.start()
             answer = referee_pb2.ApplyStreamResponse(call_id=streamed.call_id)
-            refusal = apply(streamed.request, answer.response)
+            refusal = apply(streamed.request, answer.response, self._answered)
             if refusal is None:
                 observer.finish(started_at, grpc.StatusCode.OK)
             else:
