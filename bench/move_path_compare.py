@@ -32,7 +32,13 @@ import tempfile
 from pathlib import Path
 from typing import Any, Final
 
-from goti.benchmarking import finish_description, run_record, write_figures
+from goti.benchmarking import (
+    checked_out,
+    finish_description,
+    named_build,
+    run_record,
+    write_figures,
+)
 
 BENCH: Final = Path(__file__).resolve().parent
 REPOSITORY: Final = BENCH.parent
@@ -83,21 +89,11 @@ def _figures(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _worktree(revision: str, folder: Path) -> Path:
-    tree = folder / "before"
-    subprocess.run(
-        ["git", "-C", str(REPOSITORY), "worktree", "add", "--detach", str(tree), revision],
-        check=True,
-        capture_output=True,
-    )
-    return tree
-
-
 def _named_build(text: str) -> tuple[str, str]:
-    name, separator, path = text.partition("=")
-    if not separator or not name or name in (BEFORE, AFTER, FLOOR):
-        raise argparse.ArgumentTypeError(f"NAME=PATH, the name not before/after/floor: {text!r}")
-    return name, str(Path(path).resolve())
+    try:
+        return named_build(text, (BEFORE, AFTER, FLOOR))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _rounds(args: argparse.Namespace, server_paths: dict[str, str | None]) -> list[Any]:
@@ -181,21 +177,16 @@ def main() -> int:
         f"the move path against {args.before} and the floor: rounds taking turns, "
         "closed-loop server CPU per move and the open loop's round-trip p50"
     )
-    with tempfile.TemporaryDirectory(prefix="goti-before-") as folder:
-        tree = _worktree(args.before, Path(folder))
-        try:
-            server_paths: dict[str, str | None] = {
-                BEFORE: f"{tree / 'services'}:{tree / 'clients'}",
-                AFTER: None,
-                **dict(args.build),
-            }
-            rounds = _rounds(args, server_paths)
-        finally:
-            subprocess.run(
-                ["git", "-C", str(REPOSITORY), "worktree", "remove", "--force", str(tree)],
-                check=False,
-                capture_output=True,
-            )
+    with (
+        tempfile.TemporaryDirectory(prefix="goti-before-") as folder,
+        checked_out(REPOSITORY, args.before, Path(folder)) as tree,
+    ):
+        server_paths: dict[str, str | None] = {
+            BEFORE: f"{tree / 'services'}:{tree / 'clients'}",
+            AFTER: None,
+            **dict(args.build),
+        }
+        rounds = _rounds(args, server_paths)
     record["before"] = args.before
     record["builds"] = {name: path or "the working tree" for name, path in server_paths.items()}
     record["rounds"] = rounds

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -45,24 +44,20 @@ from goti.api.v1 import game_pb2, referee_pb2, referee_pb2_grpc, tables_pb2
 from goti.benchmark_bots import (
     CALL_TIMEOUT,
     Bots,
-    crowd_environment,
+    TablesBackend,
     describe_phase,
     playing_tables,
     run_phase,
 )
 from goti.benchmarking import (
-    LoopbackServers,
     finish_description,
     milliseconds,
     percentile,
-    process_cpu_seconds,
-    redis_command_counts,
     run_record,
     whole_numbers,
     write_figures,
 )
 from goti.healthcheck import HealthCheckRequest, health_check_call
-from goti.redis_server import free_port
 
 RESULTS: Final = Path(__file__).parent / "results" / "tables.json"
 HOST: Final = "127.0.0.1"
@@ -78,49 +73,9 @@ GOALS: Final = {
 
 
 @dataclass
-class Backend(LoopbackServers):
-    """Redis, the referee and the tables service, each its own process on loopback."""
-
-    profile_dir: Path | None = None
-    """When set, the tables and referee processes run under cProfile and leave
-    ``<name>.prof`` there (slower: for finding where the time goes, not for figures)."""
-    server_path: str | None = None
-    """When set, the tables and referee processes import Goti from here (``PYTHONPATH``):
-    another commit's sources or a compiled build, driven by this tree's bots."""
-    tables_target: str = ""
-    referee_target: str = ""
-
-    def pids(self) -> dict[str, int]:
-        assert self.redis is not None and self.redis.pid is not None
-        return {
-            "tables": self.services["tables"].pid,
-            "referee": self.services["referee"].pid,
-            "redis": self.redis.pid,
-        }
-
-    def cpu(self) -> dict[str, float]:
-        return {name: process_cpu_seconds(pid) for name, pid in self.pids().items()}
-
-    async def start(self) -> None:
-        await super().start()
-        assert self.redis is not None
-        referee_port, tables_port = free_port(), free_port()
-        environment = {
-            **crowd_environment(self.redis.url, referee_port),
-            "GOTI_TABLES_PORT": str(tables_port),
-        }
-        if self.server_path is not None:
-            environment["PYTHONPATH"] = self.server_path
-        for name, port in (("referee", referee_port), ("tables", tables_port)):
-            profile = (
-                ["-m", "cProfile", "-o", str(self.profile_dir / f"{name}.prof")]
-                if self.profile_dir is not None
-                else []
-            )
-            command = [sys.executable, *profile, "-m", f"goti.{name}"]
-            await self.spawn(name, command, environment, f"{HOST}:{port}")
-        self.tables_target = f"{HOST}:{tables_port}"
-        self.referee_target = f"{HOST}:{referee_port}"
+class Backend(TablesBackend):
+    """Redis, the referee and the tables service, each its own process on loopback, with
+    what this benchmark reads of Redis's memory."""
 
     async def key_memory(self) -> dict[str, Any]:
         """The bytes Redis holds for Goti's keys by kind (``MEMORY USAGE`` of every key), and
@@ -150,14 +105,6 @@ class Backend(LoopbackServers):
         finally:
             await client.aclose()
         return {"bytes": totals, "tables": len(tables), "players": len(players)}
-
-    async def redis_command_counts(self) -> dict[str, int]:
-        assert self.redis is not None
-        client = Redis.from_url(self.redis.url)
-        try:
-            return await redis_command_counts(client)
-        finally:
-            await client.aclose()
 
     async def redis_used_memory(self) -> int:
         assert self.redis is not None

@@ -19,17 +19,29 @@ import contextlib
 import gc
 import os
 import random
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, Protocol
 
 import grpc
+from redis.asyncio import Redis
 
 from goti.api.error_status import ErrorStatus
 from goti.api.v1 import game_pb2, players_pb2, players_pb2_grpc, tables_pb2, tables_pb2_grpc
-from goti.benchmarking import milliseconds, percentile, service_environment
+from goti.benchmarking import (
+    LoopbackServers,
+    milliseconds,
+    percentile,
+    process_cpu_seconds,
+    redis_command_counts,
+    service_environment,
+)
+from goti.redis_server import free_port
 
+_HOST: Final = "127.0.0.1"
 CALL_TIMEOUT: Final = 10.0
 SLOW_SECONDS: Final = 0.05
 SETUP_CONCURRENCY: Final = 32
@@ -64,6 +76,61 @@ def crowd_environment(redis_url: str, referee_port: int) -> dict[str, str]:
         "GOTI_TABLES_PER_MINUTE": "0",
         "GOTI_JOINS_PER_MINUTE": "0",
     }
+
+
+@dataclass
+class TablesBackend(LoopbackServers):
+    """Redis, the referee and the tables service, each its own process on loopback, for
+    the bots to play through."""
+
+    profile_dir: Path | None = None
+    """When set, the tables and referee processes run under cProfile and leave
+    ``<name>.prof`` there (slower: for finding where the time goes, not for figures)."""
+    server_path: str | None = None
+    """When set, the tables and referee processes import Goti from here (``PYTHONPATH``):
+    another commit's sources or a compiled build, driven by this tree's bots."""
+    tables_target: str = ""
+    referee_target: str = ""
+
+    def pids(self) -> dict[str, int]:
+        assert self.redis is not None and self.redis.pid is not None
+        return {
+            "tables": self.services["tables"].pid,
+            "referee": self.services["referee"].pid,
+            "redis": self.redis.pid,
+        }
+
+    def cpu(self) -> dict[str, float]:
+        return {name: process_cpu_seconds(pid) for name, pid in self.pids().items()}
+
+    async def start(self) -> None:
+        await super().start()
+        assert self.redis is not None
+        referee_port, tables_port = free_port(), free_port()
+        environment = {
+            **crowd_environment(self.redis.url, referee_port),
+            "GOTI_TABLES_PORT": str(tables_port),
+        }
+        if self.server_path is not None:
+            environment["PYTHONPATH"] = self.server_path
+        for name, port in (("referee", referee_port), ("tables", tables_port)):
+            profile = (
+                ["-m", "cProfile", "-o", str(self.profile_dir / f"{name}.prof")]
+                if self.profile_dir is not None
+                else []
+            )
+            command = [sys.executable, *profile, "-m", f"goti.{name}"]
+            await self.spawn(name, command, environment, f"{_HOST}:{port}")
+        self.tables_target = f"{_HOST}:{tables_port}"
+        self.referee_target = f"{_HOST}:{referee_port}"
+
+    async def redis_command_counts(self) -> dict[str, int]:
+        assert self.redis is not None
+        client = Redis.from_url(self.redis.url)
+        try:
+            return await redis_command_counts(client)
+        finally:
+            await client.aclose()
 
 
 # -- bots -----------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -124,6 +124,36 @@ def run_record(benchmark: str) -> dict[str, Any]:
         "command": " ".join(shlex.quote(part) for part in ["python", *sys.argv]),
         "machine": describe_machine(),
     }
+
+
+@contextlib.contextmanager
+def checked_out(repository: Path, revision: str, folder: Path) -> Iterator[Path]:
+    """``revision`` of the git ``repository`` checked out into a worktree in ``folder``, for
+    a benchmark to run another commit's servers (``services`` and ``clients`` on their path);
+    the worktree is removed at the end."""
+    tree = folder / "before"
+    subprocess.run(
+        ["git", "-C", str(repository), "worktree", "add", "--detach", str(tree), revision],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield tree
+    finally:
+        subprocess.run(
+            ["git", "-C", str(repository), "worktree", "remove", "--force", str(tree)],
+            check=False,
+            capture_output=True,
+        )
+
+
+def named_build(text: str, taken: Sequence[str]) -> tuple[str, str]:
+    """A ``NAME=PATH`` build option: the name, and PATH made absolute; the names ``taken``
+    by the benchmark itself are refused."""
+    name, separator, path = text.partition("=")
+    if not separator or not name or name in taken:
+        raise ValueError(f"NAME=PATH, the name not one of {', '.join(taken)}: {text!r}")
+    return name, str(Path(path).resolve())
 
 
 def write_figures(results: dict[str, Any], output: Path) -> None:
