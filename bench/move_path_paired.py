@@ -25,11 +25,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import statistics
 import sys
 import tempfile
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -49,13 +47,6 @@ BEFORE: Final = "before"
 AFTER: Final = "after"
 CHANNELS: Final = 8
 """Client connections per build's bots."""
-
-
-@contextlib.asynccontextmanager
-async def _serving(server_path: str | None, folder: Path) -> AsyncIterator[TablesBackend]:
-    backend = TablesBackend(folder, persistent_redis=True, server_path=server_path)
-    async with backend.running():
-        yield backend
 
 
 async def _side(
@@ -80,18 +71,17 @@ async def _side(
 
 
 async def _pair(
-    names: tuple[str, str], paths: tuple[str | None, str | None], args: argparse.Namespace
+    names: tuple[str, str], paths: dict[str, str | None], args: argparse.Namespace
 ) -> dict[str, Any]:
     """Both builds at once; each one's figures."""
     started = asyncio.Barrier(2)
     with tempfile.TemporaryDirectory(prefix="goti-paired-") as scratch:
-        folders = [Path(scratch) / name for name in names]
-        for folder in folders:
+        backends = []
+        for name in names:
+            folder = Path(scratch) / name
             folder.mkdir()
-        async with (
-            _serving(paths[0], folders[0]) as first,
-            _serving(paths[1], folders[1]) as second,
-        ):
+            backends.append(TablesBackend(folder, persistent_redis=True, server_path=paths[name]))
+        async with backends[0].running() as first, backends[1].running() as second:
             results = await asyncio.gather(
                 _side(first, args, started), _side(second, args, started)
             )
@@ -118,15 +108,13 @@ async def _rounds(args: argparse.Namespace, paths: dict[str, str | None]) -> lis
         pairs: dict[str, Any] = {}
         for other in others:
             names = (BEFORE, other) if number % 2 == 0 else (other, BEFORE)
-            measured = await _pair(names, (paths[names[0]], paths[names[1]]), args)
-            unanswered = {name: f["moves_without_both_events"] for name, f in measured.items()}
+            measured = await _pair(names, paths, args)
             pairs[other] = {
                 "started_first": names[0],
                 "measured": measured,
                 "cpu_per_move_against_before": round(
                     _cpu(measured[other]) / _cpu(measured[BEFORE]), 3
                 ),
-                "moves_without_both_events": unanswered,
             }
             print(
                 f"round {number + 1}: {_describe(BEFORE, measured[BEFORE])}; "
