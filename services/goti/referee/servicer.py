@@ -146,8 +146,8 @@ _STOPPING: Final = "the referee is stopping: send again on a new stream"
 
 class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     """The referee's RPCs. Holds nothing between calls but its open ApplyStreams, which
-    :meth:`stop` ends, and the states it answered Apply with lately (a cache: any replica
-    rules the same on any state)."""
+    :meth:`stop` ends, and the states it answered StartGame and Apply with lately (a cache:
+    any replica rules the same on any state)."""
 
     def __init__(self) -> None:
         self._stopping = False
@@ -162,10 +162,13 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             game = actions.start_game(variant, request.fen)
         except ValueError as error:
             await _refuse(context, error, "fen")
-        return referee_pb2.StartGameResponse(
+        response = referee_pb2.StartGameResponse(
             state=convert.game_state_to_proto(game.state()),
             view=convert.game_view_to_proto(game),
         )
+        # A new game's first move brings this state back, as later moves bring Apply's.
+        self._answered.remember(response.state, game.state())
+        return response
 
     async def DescribeGame(  # noqa: N802
         self, request: referee_pb2.DescribeGameRequest, context: Context
