@@ -6,7 +6,7 @@ BUF := npx --yes @bufbuild/buf@1.75.0
 # The contract as last released: make lint holds proto/ to it with buf breaking.
 RELEASED_CONTRACT := proto/released.binpb
 
-.PHONY: run test lint typecheck wheels compiled unit unit-compiled bench protos released-contract web web-check browser clean
+.PHONY: run test lint typecheck wheels compiled unit unit-compiled tests-compiled bench protos released-contract web web-check browser clean
 
 # Running Goti needs only its own dependencies; the checks add the development tools. Each
 # install has its own stamp, so that neither passes for the other.
@@ -32,7 +32,11 @@ $(DEV_INSTALLED): pyproject.toml clients/pyproject.toml | $(BIN)/python
 run: $(INSTALLED)
 	$(BIN)/goti serve
 
-test: lint typecheck web-check wheels unit unit-compiled
+# The checks that read or build the tree run two at a time (each keeps about one core busy),
+# then the tests alone, so that nothing else competes with the servers they start.
+test:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lint typecheck web-check compiled
+	@$(MAKE) --no-print-directory unit tests-compiled
 
 lint: $(DEV_INSTALLED)
 	$(BIN)/ruff check .
@@ -118,6 +122,10 @@ COMPILED_TESTS := tests/rules tests/ai/test_compiled_kernel.py tests/ai/test_sea
 	tests/ai/test_player.py tests/ai/test_evaluation.py tests/ai/test_engine.py \
 	tests/ai/test_endgame_moves.py tests/ai/test_search_tables.py tests/referee/test_referee_games.py
 unit-compiled: compiled
+	@$(MAKE) --no-print-directory tests-compiled
+
+# The compiled run on the wheels unpacked already (make compiled).
+tests-compiled:
 	@if [ "$$GOTI_PURE_PYTHON" = 1 ]; then echo "GOTI_PURE_PYTHON=1: no compiled modules to test"; \
 	elif [ -z "$$(find $(COMPILED)/goti -name '*.so' -print -quit)" ]; then \
 		echo "the wheels are pure Python (make wheels said why above): no compiled modules to test"; \
