@@ -84,7 +84,9 @@ async def test_a_command_that_never_gets_a_reply_is_tried_until_its_deadline(
         await alice.play(game.table_id, "11-15", expected_seq=game.table.seq)
     took = time.monotonic() - started
 
-    assert failed.value.code is grpc.StatusCode.UNAVAILABLE
+    # The last try's own failure, or, when the deadline came while it was on its way (a busy
+    # machine's tries are slow), the deadline's.
+    assert failed.value.code in {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
     # Tried again and again with jittered, growing waits (0.1 s doubling: half a dozen tries
     # in 5 s as a rule), until the deadline came near; then it gave up. The bounds leave a busy
     # machine room: its tries are slower, so fewer, and its giving up later.
