@@ -40,433 +40,61 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import itertools
 import os
-import random
-import subprocess
-import sys
 import tempfile
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import grpc
 from redis.asyncio import Redis
-from redis.asyncio.client import PubSub
 
 from goti import serving
-from goti.benchmarking import (
-    finish_description,
-    milliseconds,
-    percentile,
-    process_cpu_seconds,
-    run_record,
-    write_figures,
+from goti.benchmark_floor import (
+    CALL_TIMEOUT,
+    PING,
+    STATE_BYTES,
+    FloorBackend,
+    RefereeStream,
+    play_phase,
+    timed,
 )
-from goti.redis_server import RedisServer, free_port
-from goti.settings import Settings
+from goti.benchmarking import finish_description, run_record, write_figures
 
 RESULTS: Final = Path(__file__).parent / "results" / "move_path_floor.json"
-HOST: Final = "127.0.0.1"
-CALL_TIMEOUT: Final = 10.0
-PLAY: Final = "/floor.Tables/Play"
-WATCH: Final = "/floor.Tables/Watch"
-APPLY: Final = "/floor.Referee/ApplyStream"
-APPLY_STREAMS: Final = 4
-"""Streams the tables stand-in keeps open to the referee's, as Goti's tables service does."""
-CALL_ID_BYTES: Final = 8
-PING: Final = "/floor.Tables/Ping"
-STATE_BYTES: Final = 230
-ANSWER_BYTES: Final = 570
-EVENT_BYTES: Final = 270
-COMMIT_SCRIPT: Final = """
-redis.call('HSET', KEYS[1], 'game', ARGV[1])
-redis.call('RPUSH', KEYS[2], ARGV[2])
-redis.call('LTRIM', KEYS[2], -16, -1)
-redis.call('PUBLISH', KEYS[3], ARGV[2])
-return 1
-"""
-
-
-def _summary(values: Sequence[float]) -> dict[str, float | int]:
-    return {
-        "samples": len(values),
-        "p50": milliseconds(percentile(values, 0.5)),
-        "p99": milliseconds(percentile(values, 0.99)),
-        "max": milliseconds(max(values)),
-    }
-
-
-# -- the two servers ------------------------------------------------------------------------
-
-
-async def _serve_referee(port: int) -> None:
-    async def apply(
-        requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
-    ) -> None:
-        async for request in requests:
-            await context.write(request + b"\0" * (ANSWER_BYTES - len(request)))
-
-    server = grpc.aio.server(options=serving.server_options(Settings()))
-    server.add_generic_rpc_handlers(
-        [
-            grpc.method_handlers_generic_handler(
-                "floor.Referee", {"ApplyStream": grpc.stream_stream_rpc_method_handler(apply)}
-            )
-        ]
-    )
-    server.add_insecure_port(f"{HOST}:{port}")
-    await server.start()
-    await server.wait_for_termination()
-
-
-class _RefereeStream:
-    """One long-lived stream to the referee's stand-in: a task writes the requests in turn,
-    a task reads the answers and hands each to the caller waiting for its call id."""
-
-    def __init__(self, channel: grpc.aio.Channel) -> None:
-        open_stream: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(APPLY)
-        # Either stand-in may start first: the stream waits for the referee's.
-        self._call = open_stream(wait_for_ready=True)
-        self._outgoing: asyncio.Queue[bytes] = asyncio.Queue()
-        self._waiting: dict[bytes, asyncio.Future[bytes]] = {}
-        self._ids = itertools.count()
-        self._tasks = (
-            asyncio.ensure_future(self._write()),
-            asyncio.ensure_future(self._read()),
-        )
-
-    async def ask(self, state: bytes) -> bytes:
-        call_id = next(self._ids).to_bytes(CALL_ID_BYTES, "big")
-        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        self._waiting[call_id] = future
-        self._outgoing.put_nowait(call_id + state)
-        try:
-            return await future
-        finally:
-            self._waiting.pop(call_id, None)
-
-    async def _write(self) -> None:
-        while True:
-            await self._call.write(await self._outgoing.get())
-
-    async def _read(self) -> None:
-        while (answer := await self._call.read()) is not grpc.aio.EOF:
-            assert isinstance(answer, bytes)
-            future = self._waiting.pop(answer[:CALL_ID_BYTES], None)
-            if future is not None and not future.done():
-                future.set_result(answer[CALL_ID_BYTES:])
-
-    def close(self) -> None:
-        self._call.cancel()
-        for task in self._tasks:
-            task.cancel()
-
-
-@dataclass
-class _Subscriptions:
-    """One pub/sub connection; each channel's messages to every local listener's queue."""
-
-    redis: Redis
-    listeners: dict[str, set[asyncio.Queue[bytes]]] = field(default_factory=dict)
-    subscribed: asyncio.Event = field(default_factory=asyncio.Event)
-    pubsub: PubSub | None = None
-
-    async def read_forever(self) -> None:
-        pubsub = self.redis.pubsub()
-        await pubsub.subscribe("floor:idle")
-        self.pubsub = pubsub
-        self.subscribed.set()
-        while True:
-            message = await pubsub.get_message(timeout=1.0)
-            if message is None or message["type"] != "message":
-                continue
-            for queue in self.listeners.get(message["channel"].decode(), ()):
-                queue.put_nowait(message["data"])
-
-    @contextlib.asynccontextmanager
-    async def listen(self, channel: str) -> AsyncIterator[asyncio.Queue[bytes]]:
-        queue: asyncio.Queue[bytes] = asyncio.Queue()
-        listeners = self.listeners.setdefault(channel, set())
-        if not listeners:
-            assert self.pubsub is not None, "subscribe only once read_forever has connected"
-            await self.pubsub.subscribe(channel)
-        listeners.add(queue)
-        try:
-            yield queue
-        finally:
-            listeners.discard(queue)
-
-
-async def _serve_tables(port: int, referee_target: str, redis_url: str) -> None:
-    redis = Redis.from_url(redis_url)
-    commit = redis.register_script(COMMIT_SCRIPT)
-    subscriptions = _Subscriptions(Redis.from_url(redis_url))
-    reader = asyncio.ensure_future(subscriptions.read_forever())
-    await subscriptions.subscribed.wait()
-    channel = grpc.aio.insecure_channel(referee_target, options=serving.channel_options(Settings()))
-    referee_streams = [_RefereeStream(channel) for _ in range(APPLY_STREAMS)]
-    turns = itertools.cycle(referee_streams)
-    state = os.urandom(STATE_BYTES)
-
-    async def play(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        table, _, event = request.partition(b"|")
-        async with asyncio.timeout(CALL_TIMEOUT):
-            answer = await next(turns).ask(state)
-        name = table.decode()
-        await commit(
-            keys=[f"floor:{name}:game", f"floor:{name}:log", f"floor:{name}"],
-            args=[answer[:STATE_BYTES], event],
-        )
-        return event
-
-    async def watch(
-        request: bytes, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[bytes]:
-        async with subscriptions.listen(f"floor:{request.decode()}") as queue:
-            yield b"subscribed"
-            while True:
-                yield await queue.get()
-
-    async def ping(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        return request
-
-    server = grpc.aio.server(options=serving.server_options(Settings()))
-    server.add_generic_rpc_handlers(
-        [
-            grpc.method_handlers_generic_handler(
-                "floor.Tables",
-                {
-                    "Play": grpc.unary_unary_rpc_method_handler(play),
-                    "Watch": grpc.unary_stream_rpc_method_handler(watch),
-                    "Ping": grpc.unary_unary_rpc_method_handler(ping),
-                },
-            )
-        ]
-    )
-    server.add_insecure_port(f"{HOST}:{port}")
-    await server.start()
-    try:
-        await server.wait_for_termination()
-    finally:
-        reader.cancel()
-        for stream in referee_streams:
-            stream.close()
-
-
-# -- the players and watchers ---------------------------------------------------------------
-
-
-@dataclass
-class _Table:
-    name: str
-    pending: dict[bytes, tuple[float, int]] = field(default_factory=dict)
-
-
-async def _wait_for(call: Callable[[], Awaitable[object]], seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            await call()
-            return
-        except grpc.aio.AioRpcError:
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(0.1)
-
-
-async def _timed(
-    call: Callable[[], Awaitable[object]], rounds: int, pause: float
-) -> dict[str, float | int]:
-    times = []
-    for _ in range(rounds):
-        await asyncio.sleep(pause)
-        started = time.perf_counter()
-        await call()
-        times.append(time.perf_counter() - started)
-    return _summary(times)
-
-
-async def _play_phase(
-    channels: list[grpc.aio.Channel],
-    count: int,
-    *,
-    mean_interval: float,
-    warmup: float,
-    measure: float,
-    cpu: Callable[[], dict[str, float]],
-) -> dict[str, Any]:
-    """Tables moving once every ``mean_interval`` seconds on average, or back to back when it
-    is 0 (the closed loop); the round trips and the servers' CPU time per move."""
-    tables = [_Table(f"t{index}-{os.urandom(4).hex()}") for index in range(count)]
-    round_trips: list[float] = []
-    window = [float("inf"), float("inf")]
-    streams = []
-
-    def channel_for(index: int) -> grpc.aio.Channel:
-        return channels[index % len(channels)]
-
-    async def watch(table: _Table, stream: Any) -> None:
-        while (message := await stream.read()) is not grpc.aio.EOF:
-            arrived = time.perf_counter()
-            sent = table.pending.get(message)
-            if sent is None:
-                continue
-            started, seen = sent
-            if seen + 1 < 2:
-                table.pending[message] = (started, seen + 1)
-                continue
-            del table.pending[message]
-            if window[0] <= started < window[1]:
-                round_trips.append(arrived - started)
-
-    watchers = []
-    for index, table in enumerate(tables):
-        for watcher in range(2):
-            watch_call: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel_for(
-                2 * index + watcher
-            ).unary_stream(WATCH)
-            stream = watch_call(table.name.encode())
-            first = await stream.read()
-            assert first == b"subscribed", first
-            streams.append(stream)
-            watchers.append(asyncio.ensure_future(watch(table, stream)))
-
-    async def drive(index: int, table: _Table, until: float) -> None:
-        play: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel_for(index + 7).unary_unary(
-            PLAY
-        )
-        move = 0
-        while time.perf_counter() < until:
-            if mean_interval > 0:
-                await asyncio.sleep(random.expovariate(1 / mean_interval))
-            move += 1
-            event = f"{table.name}:{move}:".encode().ljust(EVENT_BYTES, b".")
-            started = time.perf_counter()
-            table.pending[event] = (started, 0)
-            await play(table.name.encode() + b"|" + event, timeout=CALL_TIMEOUT)
-            if window[0] <= started < window[1]:
-                moves[0] += 1
-
-    async def read_cpu() -> dict[str, float]:
-        await asyncio.sleep(max(0.0, window[0] - time.perf_counter()))
-        before = cpu()
-        await asyncio.sleep(max(0.0, window[1] - time.perf_counter()))
-        return {name: seconds - before[name] for name, seconds in cpu().items()}
-
-    moves = [0]
-    start = time.perf_counter()
-    window[:] = [start + warmup, start + warmup + measure]
-    cpu_reading = asyncio.ensure_future(read_cpu())
-    await asyncio.gather(*(drive(i, t, window[1]) for i, t in enumerate(tables)))
-    spent = await cpu_reading
-    await asyncio.sleep(0.5)
-    for stream in streams:
-        stream.cancel()
-    await asyncio.gather(*watchers, return_exceptions=True)
-    return {
-        "tables": count,
-        "watchers_per_table": 2,
-        "mean_interval_seconds": mean_interval,
-        "measured_seconds": measure,
-        "moves": moves[0],
-        "moves_per_second": round(moves[0] / measure, 1),
-        "round_trip_ms": _summary(round_trips),
-        "server_cpu_ms_per_move": {
-            **{name: milliseconds(seconds / max(moves[0], 1)) for name, seconds in spent.items()},
-            "total": milliseconds(sum(spent.values()) / max(moves[0], 1)),
-        },
-    }
-
-
-@dataclass
-class _Backend:
-    folder: Path
-    redis: RedisServer | None = None
-    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
-
-    def cpu(self) -> dict[str, float]:
-        """CPU seconds each server process has used (the tables-shaped server, the referee's
-        stand-in and Redis)."""
-        assert self.redis is not None and self.redis.pid is not None
-        referee, tables = self.processes
-        return {
-            name: process_cpu_seconds(pid)
-            for name, pid in (
-                ("tables", tables.pid),
-                ("referee", referee.pid),
-                ("redis", self.redis.pid),
-            )
-        }
-
-    async def start(self) -> tuple[str, str]:
-        self.redis = RedisServer(self.folder / "redis", persistent=True)
-        await self.redis.astart()
-        referee_port, tables_port = free_port(), free_port()
-        for role, extra in (
-            ("referee", [str(referee_port)]),
-            ("tables", [str(tables_port), f"{HOST}:{referee_port}", self.redis.url]),
-        ):
-            self.processes.append(
-                subprocess.Popen(
-                    [sys.executable, __file__, "--role", role, *extra],
-                    stdin=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
-            )
-        return f"{HOST}:{tables_port}", f"{HOST}:{referee_port}"
-
-    async def stop(self) -> None:
-        for process in self.processes:
-            process.terminate()
-        for process in self.processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        if self.redis is not None:
-            await self.redis.astop()
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     results = run_record("the move path's floor: Goti's hops with handlers that do nothing")
     with tempfile.TemporaryDirectory(prefix="goti-floor-") as folder:
-        backend = _Backend(Path(folder))
-        try:
-            tables_target, referee_target = await backend.start()
-            options = [("grpc.use_local_subchannel_pool", 1)]
-            channels = [
-                grpc.aio.insecure_channel(tables_target, options=options) for _ in range(16)
-            ]
-            referee = grpc.aio.insecure_channel(referee_target, options=options)
+        backend = FloorBackend(Path(folder))
+        async with backend.serving() as channels:
             ping: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channels[0].unary_unary(PING)
-            await _wait_for(lambda: ping(b"x", timeout=1))
-            referee_stream = _RefereeStream(referee)
+            options = [("grpc.use_local_subchannel_pool", 1)]
+            referee = grpc.aio.insecure_channel(backend.referee_target, options=options)
+            referee_stream = RefereeStream(referee)
             await asyncio.wait_for(referee_stream.ask(b"x"), 60)
             assert backend.redis is not None
             redis = Redis.from_url(backend.redis.url)
             state = os.urandom(STATE_BYTES)
             results["hops_after_idle"] = {
                 "idle_pause_seconds": args.idle_pause,
-                "tables_call_ms": await _timed(
+                "tables_call_ms": await timed(
                     lambda: ping(b"x", timeout=CALL_TIMEOUT), args.hop_rounds, args.idle_pause
                 ),
-                "referee_stream_message_ms": await _timed(
+                "referee_stream_message_ms": await timed(
                     lambda: asyncio.wait_for(referee_stream.ask(state), CALL_TIMEOUT),
                     args.hop_rounds,
                     args.idle_pause,
                 ),
-                "redis_ping_ms": await _timed(redis.ping, args.hop_rounds, args.idle_pause),
+                "redis_ping_ms": await timed(redis.ping, args.hop_rounds, args.idle_pause),
             }
             await redis.aclose()
             referee_stream.close()
             print(f"each hop after {args.idle_pause} s of quiet: {results['hops_after_idle']}")
             results["open_loop"] = []
             for count in args.tables:
-                figures = await _play_phase(
+                figures = await play_phase(
                     channels,
                     count,
                     mean_interval=args.mean_interval,
@@ -477,7 +105,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 results["open_loop"].append(figures)
                 print(_describe("open loop", figures), flush=True)
             if args.closed_tables > 0:
-                figures = await _play_phase(
+                figures = await play_phase(
                     channels,
                     args.closed_tables,
                     mean_interval=0,
@@ -487,10 +115,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 )
                 results["closed_loop"] = figures
                 print(_describe("closed loop", figures), flush=True)
-            for channel in [*channels, referee]:
-                await channel.close()
-        finally:
-            await backend.stop()
+            await referee.close()
     print(finish_description(results["machine"]))
     return results
 
@@ -524,16 +149,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--idle-pause", type=float, default=0.3, help="seconds (0.3)")
     parser.add_argument("--hop-rounds", type=int, default=20, help="calls timed per hop (20)")
     parser.add_argument("--output", type=Path, default=RESULTS)
-    parser.add_argument("--role", choices=["referee", "tables"], help=argparse.SUPPRESS)
-    parser.add_argument("role_args", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.role == "referee":
-        serving.run(lambda: _serve_referee(int(args.role_args[0])))
-        return
-    if args.role == "tables":
-        port, referee_target, redis_url = args.role_args
-        serving.run(lambda: _serve_tables(int(port), referee_target, redis_url))
-        return
     write_figures(serving.run(lambda: run(args)), args.output)
 
 

@@ -14,10 +14,14 @@ build starts first; the ratio of each round and its median over the rounds are r
 
     python bench/move_path_paired.py --before d2fc89d                          # after vs before
     python bench/move_path_paired.py --before d2fc89d --build compiled=build/mypyc
+    python bench/move_path_paired.py --before d2fc89d --floor     # and the floor at that load
 
 ``--before REV`` is checked out into a temporary git worktree, as ``move_path_compare.py``
 does; the working tree is measured as ``after``; ``--build NAME=PATH`` adds a build whose
-servers import Goti from PATH.  Each round pairs ``before`` with every other build in turn.
+servers import Goti from PATH; ``--floor`` adds ``bench/move_path_floor.py``'s stand-ins (the
+same hops with handlers that do nothing) under the same load, which says how far below
+``before`` the machine lets any build go.  Each round pairs ``before`` with every other build
+in turn.
 Figures go to ``bench/results/move_path_paired.json``.
 """
 
@@ -32,6 +36,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from goti.benchmark_bots import Bots, TablesBackend, playing_tables, run_phase
+from goti.benchmark_floor import FloorBackend, play_phase
 from goti.benchmarking import (
     checked_out,
     finish_description,
@@ -45,6 +50,8 @@ REPOSITORY: Final = BENCH.parent
 RESULTS: Final = BENCH / "results" / "move_path_paired.json"
 BEFORE: Final = "before"
 AFTER: Final = "after"
+FLOOR: Final = "floor"
+"""The move path with handlers that do nothing (``bench/move_path_floor.py``)."""
 CHANNELS: Final = 8
 """Client connections per build's bots."""
 
@@ -70,21 +77,40 @@ async def _side(
         await bots.close()
 
 
+async def _floor_side(
+    folder: Path, args: argparse.Namespace, started: asyncio.Barrier
+) -> dict[str, Any]:
+    """The floor's open loop at the same load, started together with the other side's."""
+    backend = FloorBackend(folder)
+    async with backend.serving(CHANNELS) as channels:
+        await started.wait()
+        return await play_phase(
+            channels,
+            args.tables,
+            mean_interval=args.mean_interval,
+            warmup=args.warmup,
+            measure=args.seconds,
+            cpu=backend.cpu,
+        )
+
+
 async def _pair(
     names: tuple[str, str], paths: dict[str, str | None], args: argparse.Namespace
 ) -> dict[str, Any]:
     """Both builds at once; each one's figures."""
     started = asyncio.Barrier(2)
+
+    async def side(name: str, scratch: Path) -> dict[str, Any]:
+        folder = scratch / name
+        folder.mkdir()
+        if name == FLOOR:
+            return await _floor_side(folder, args, started)
+        backend = TablesBackend(folder, persistent_redis=True, server_path=paths[name])
+        async with backend.running() as running:
+            return await _side(running, args, started)
+
     with tempfile.TemporaryDirectory(prefix="goti-paired-") as scratch:
-        backends = []
-        for name in names:
-            folder = Path(scratch) / name
-            folder.mkdir()
-            backends.append(TablesBackend(folder, persistent_redis=True, server_path=paths[name]))
-        async with backends[0].running() as first, backends[1].running() as second:
-            results = await asyncio.gather(
-                _side(first, args, started), _side(second, args, started)
-            )
+        results = await asyncio.gather(*(side(name, Path(scratch)) for name in names))
     return dict(zip(names, results, strict=True))
 
 
@@ -128,7 +154,7 @@ async def _rounds(args: argparse.Namespace, paths: dict[str, str | None]) -> lis
 
 def _named_build(text: str) -> tuple[str, str]:
     try:
-        return named_build(text, (BEFORE, AFTER))
+        return named_build(text, (BEFORE, AFTER, FLOOR))
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -145,6 +171,12 @@ def main() -> int:
     parser.add_argument("--watchers", type=int, default=2, help="watchers per table (2)")
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds (20)")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="pair the commit with the floor too: what the same load costs with handlers that "
+        "do nothing",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     record = run_record(
@@ -160,9 +192,13 @@ def main() -> int:
             AFTER: None,
             **dict(args.build),
         }
+        if args.floor:
+            paths[FLOOR] = None
         rounds = asyncio.run(_rounds(args, paths))
     record["before"] = args.before
     record["builds"] = {name: path or "the working tree" for name, path in paths.items()}
+    if args.floor:
+        record["builds"][FLOOR] = "bench/move_path_floor.py"
     record["load"] = {
         "tables_per_build": args.tables,
         "mean_interval_seconds": args.mean_interval,
