@@ -251,6 +251,80 @@ async def timed(
     return _summary(times)
 
 
+@dataclass
+class _Phase:
+    """One phase's tables and what its watchers saw within the measured window."""
+
+    channels: list[grpc.aio.Channel]
+    tables: list[_Table]
+    mean_interval: float
+    window: tuple[float, float] = (float("inf"), float("inf"))
+    round_trips: list[float] = field(default_factory=list)
+    moves: int = 0
+
+    def channel_for(self, index: int) -> grpc.aio.Channel:
+        return self.channels[index % len(self.channels)]
+
+    def measured(self, started: float) -> bool:
+        return self.window[0] <= started < self.window[1]
+
+    async def watch(self, table: _Table, stream: Any) -> None:
+        """Time each event once both of the table's watchers have it."""
+        while (message := await stream.read()) is not grpc.aio.EOF:
+            arrived = time.perf_counter()
+            sent = table.pending.get(message)
+            if sent is None:
+                continue
+            started, seen = sent
+            if seen + 1 < 2:
+                table.pending[message] = (started, seen + 1)
+                continue
+            del table.pending[message]
+            if self.measured(started):
+                self.round_trips.append(arrived - started)
+
+    async def open_watchers(self) -> tuple[list[Any], list[asyncio.Future[None]]]:
+        """Two subscribed watch streams a table, and the tasks reading them."""
+        streams: list[Any] = []
+        watchers: list[asyncio.Future[None]] = []
+        for index, table in enumerate(self.tables):
+            for watcher in range(2):
+                watch_call: grpc.aio.UnaryStreamMultiCallable[bytes, bytes]
+                watch_call = self.channel_for(2 * index + watcher).unary_stream(WATCH)
+                stream = watch_call(table.name.encode())
+                first = await stream.read()
+                assert first == b"subscribed", first
+                streams.append(stream)
+                watchers.append(asyncio.ensure_future(self.watch(table, stream)))
+        return streams, watchers
+
+    async def drive(self, index: int, table: _Table) -> None:
+        """Play the table's moves until the window ends."""
+        play: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]
+        play = self.channel_for(index + 7).unary_unary(PLAY)
+        move = 0
+        while time.perf_counter() < self.window[1]:
+            if self.mean_interval > 0:
+                await asyncio.sleep(random.expovariate(1 / self.mean_interval))
+            move += 1
+            event = f"{table.name}:{move}:".encode().ljust(EVENT_BYTES, b".")
+            started = time.perf_counter()
+            table.pending[event] = (started, 0)
+            await play(table.name.encode() + b"|" + event, timeout=CALL_TIMEOUT)
+            if self.measured(started):
+                self.moves += 1
+
+
+async def _cpu_over(
+    window: tuple[float, float], cpu: Callable[[], dict[str, float]]
+) -> dict[str, float]:
+    """The CPU seconds each server spent within ``window`` (perf_counter times)."""
+    await asyncio.sleep(max(0.0, window[0] - time.perf_counter()))
+    before = cpu()
+    await asyncio.sleep(max(0.0, window[1] - time.perf_counter()))
+    return {name: seconds - before[name] for name, seconds in cpu().items()}
+
+
 async def play_phase(
     channels: list[grpc.aio.Channel],
     count: int,
@@ -263,82 +337,29 @@ async def play_phase(
     """Tables moving once every ``mean_interval`` seconds on average, or back to back when it
     is 0 (the closed loop); the round trips and the servers' CPU time per move."""
     tables = [_Table(f"t{index}-{os.urandom(4).hex()}") for index in range(count)]
-    round_trips: list[float] = []
-    window = [float("inf"), float("inf")]
-    streams = []
-
-    def channel_for(index: int) -> grpc.aio.Channel:
-        return channels[index % len(channels)]
-
-    async def watch(table: _Table, stream: Any) -> None:
-        while (message := await stream.read()) is not grpc.aio.EOF:
-            arrived = time.perf_counter()
-            sent = table.pending.get(message)
-            if sent is None:
-                continue
-            started, seen = sent
-            if seen + 1 < 2:
-                table.pending[message] = (started, seen + 1)
-                continue
-            del table.pending[message]
-            if window[0] <= started < window[1]:
-                round_trips.append(arrived - started)
-
-    watchers = []
-    for index, table in enumerate(tables):
-        for watcher in range(2):
-            watch_call: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel_for(
-                2 * index + watcher
-            ).unary_stream(WATCH)
-            stream = watch_call(table.name.encode())
-            first = await stream.read()
-            assert first == b"subscribed", first
-            streams.append(stream)
-            watchers.append(asyncio.ensure_future(watch(table, stream)))
-
-    async def drive(index: int, table: _Table, until: float) -> None:
-        play: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel_for(index + 7).unary_unary(
-            PLAY
-        )
-        move = 0
-        while time.perf_counter() < until:
-            if mean_interval > 0:
-                await asyncio.sleep(random.expovariate(1 / mean_interval))
-            move += 1
-            event = f"{table.name}:{move}:".encode().ljust(EVENT_BYTES, b".")
-            started = time.perf_counter()
-            table.pending[event] = (started, 0)
-            await play(table.name.encode() + b"|" + event, timeout=CALL_TIMEOUT)
-            if window[0] <= started < window[1]:
-                moves[0] += 1
-
-    async def read_cpu() -> dict[str, float]:
-        await asyncio.sleep(max(0.0, window[0] - time.perf_counter()))
-        before = cpu()
-        await asyncio.sleep(max(0.0, window[1] - time.perf_counter()))
-        return {name: seconds - before[name] for name, seconds in cpu().items()}
-
-    moves = [0]
+    phase = _Phase(channels, tables, mean_interval)
+    streams, watchers = await phase.open_watchers()
     start = time.perf_counter()
-    window[:] = [start + warmup, start + warmup + measure]
-    cpu_reading = asyncio.ensure_future(read_cpu())
-    await asyncio.gather(*(drive(i, t, window[1]) for i, t in enumerate(tables)))
+    phase.window = (start + warmup, start + warmup + measure)
+    cpu_reading = asyncio.ensure_future(_cpu_over(phase.window, cpu))
+    await asyncio.gather(*(phase.drive(index, table) for index, table in enumerate(tables)))
     spent = await cpu_reading
     await asyncio.sleep(0.5)
     for stream in streams:
         stream.cancel()
     await asyncio.gather(*watchers, return_exceptions=True)
+    moves = max(phase.moves, 1)
     return {
         "tables": count,
         "watchers_per_table": 2,
         "mean_interval_seconds": mean_interval,
         "measured_seconds": measure,
-        "moves": moves[0],
-        "moves_per_second": round(moves[0] / measure, 1),
-        "round_trip_ms": _summary(round_trips),
+        "moves": phase.moves,
+        "moves_per_second": round(phase.moves / measure, 1),
+        "round_trip_ms": _summary(phase.round_trips),
         "server_cpu_ms_per_move": {
-            **{name: milliseconds(seconds / max(moves[0], 1)) for name, seconds in spent.items()},
-            "total": milliseconds(sum(spent.values()) / max(moves[0], 1)),
+            **{name: milliseconds(seconds / moves) for name, seconds in spent.items()},
+            "total": milliseconds(sum(spent.values()) / moves),
         },
     }
 
