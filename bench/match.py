@@ -353,7 +353,7 @@ def openings(variant: str, count: int | None) -> list[dict[str, Any]]:
     return [table[int(i * step)] for i in range(count)]
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--first", default="hard", help="the level of the first player")
     opponent = parser.add_mutually_exclusive_group()
@@ -385,11 +385,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None, help="the results file")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def _tasks(args: argparse.Namespace, variants: list[str]) -> list[GameTask]:
+    """Each opening played twice, the first player taking each colour once."""
     second = args.engine or args.second
     second_movetime = args.movetime if args.second_movetime is None else args.second_movetime
-    variants = ["english", "russian"] if args.variant == "both" else [args.variant]
     tasks = []
     for variant in variants:
         for number, opening in enumerate(openings(variant, args.openings)):
@@ -411,11 +413,14 @@ def main(argv: list[str] | None = None) -> int:
                         seed=args.seed * 1_000_003 + number * 2 + (first_plays == "white"),
                     )
                 )
-    started = time.monotonic()
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(play_game, tasks))
-    wall = time.monotonic() - started
+    return tasks
 
+
+def _report(
+    args: argparse.Namespace, variants: list[str], results: list[GameResult], wall: float
+) -> dict[str, Any]:
+    """The match's figures, overall and by variant, and every game."""
+    second = args.engine or args.second
     report: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
@@ -423,7 +428,9 @@ def main(argv: list[str] | None = None) -> int:
         "first": args.first,
         "second": second,
         "movetime_ms": args.movetime,
-        "second_movetime_ms": second_movetime,
+        "second_movetime_ms": (
+            args.movetime if args.second_movetime is None else args.second_movetime
+        ),
         "position_only": args.position_only,
         "engine_sees_game": args.engine_sees_game,
         "wall_seconds": round(wall, 1),
@@ -447,8 +454,20 @@ def main(argv: list[str] | None = None) -> int:
             round(sum(r.first_search_seconds for r in subset) / searched, 4) if searched else None
         )
     report["games"] = [asdict(r) for r in results]
+    return report
 
-    label = "engine" if args.engine else second
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    variants = ["english", "russian"] if args.variant == "both" else [args.variant]
+    tasks = _tasks(args, variants)
+    started = time.monotonic()
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(play_game, tasks))
+    wall = time.monotonic() - started
+    report = _report(args, variants, results, wall)
+
+    label = "engine" if args.engine else args.second
     out = args.out or RESULTS / f"ai_match_{args.first}_vs_{label}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1) + "\n")
