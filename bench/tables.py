@@ -214,6 +214,43 @@ async def anatomy(
     return figures
 
 
+async def _redis_memory(
+    backend: Backend, tables: Sequence[Any], before: int, after_setup: int
+) -> dict[str, Any]:
+    """What the run's live tables hold in Redis: their keys' bytes, and the growth of Redis's
+    used memory from before they were set up."""
+    count = len(tables)
+    after_play = await backend.redis_used_memory()
+    keys = await backend.key_memory()
+    table_bytes = keys["bytes"].get("table", 0)
+    player_bytes = keys["bytes"].get("player", 0)
+    return {
+        "live_tables": count,
+        "tables_in_redis": keys["tables"],
+        "players_in_redis": keys["players"],
+        "events_per_table": round(sum(t.game.seq for t in tables if t.game) / count, 1),
+        "key_bytes_per_table": round(table_bytes / keys["tables"]),
+        "key_bytes_per_player": round(player_bytes / keys["players"]),
+        "key_bytes_shared": keys["bytes"].get("shared", 0),
+        "used_memory_per_live_table_after_setup": round((after_setup - before) / count),
+        "used_memory_per_live_table_after_play": round((after_play - before) / count),
+        "note": "key bytes: MEMORY USAGE of every key, a table's state, log, requests and "
+        "code; used_memory: INFO memory before and after the run set up its tables, two guest "
+        "players each included, and with Redis's own buffers",
+    }
+
+
+def _describe_memory(memory: dict[str, Any]) -> str:
+    return (
+        f"redis memory: {memory['key_bytes_per_table']} bytes of keys per table "
+        f"over {memory['tables_in_redis']} tables "
+        f"({memory['events_per_table']} events each on average), "
+        f"{memory['key_bytes_per_player']} per player; used_memory grew "
+        f"{memory['used_memory_per_live_table_after_play']} bytes per live "
+        "table, its two players included"
+    )
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     deadline = time.monotonic() + args.max_minutes * 60
     results: dict[str, Any] = {
@@ -259,31 +296,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                             idle=args.idle,
                         )
                         if count == largest:
-                            after_play = await backend.redis_used_memory()
-                            keys = await backend.key_memory()
-                            table_bytes = keys["bytes"].get("table", 0)
-                            player_bytes = keys["bytes"].get("player", 0)
-                            results["redis_memory"] = {
-                                "live_tables": count,
-                                "tables_in_redis": keys["tables"],
-                                "players_in_redis": keys["players"],
-                                "events_per_table": round(
-                                    sum(t.game.seq for t in tables if t.game) / count, 1
-                                ),
-                                "key_bytes_per_table": round(table_bytes / keys["tables"]),
-                                "key_bytes_per_player": round(player_bytes / keys["players"]),
-                                "key_bytes_shared": keys["bytes"].get("shared", 0),
-                                "used_memory_per_live_table_after_setup": round(
-                                    (after_setup - before) / count
-                                ),
-                                "used_memory_per_live_table_after_play": round(
-                                    (after_play - before) / count
-                                ),
-                                "note": "key bytes: MEMORY USAGE of every key, a table's "
-                                "state, log, requests and code; used_memory: INFO memory "
-                                "before and after the run set up its tables, two guest "
-                                "players each included, and with Redis's own buffers",
-                            }
+                            results["redis_memory"] = await _redis_memory(
+                                backend, tables, before, after_setup
+                            )
                     results["open_loop"].append(figures)
                     print(describe_phase("open loop", figures), flush=True)
                 if time.monotonic() < deadline:
@@ -303,15 +318,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     results["closed_loop"] = figures
                     print(describe_phase("closed loop", figures), flush=True)
                 if "redis_memory" in results:
-                    memory = results["redis_memory"]
-                    print(
-                        f"redis memory: {memory['key_bytes_per_table']} bytes of keys per table "
-                        f"over {memory['tables_in_redis']} tables "
-                        f"({memory['events_per_table']} events each on average), "
-                        f"{memory['key_bytes_per_player']} per player; used_memory grew "
-                        f"{memory['used_memory_per_live_table_after_play']} bytes per live "
-                        "table, its two players included"
-                    )
+                    print(_describe_memory(results["redis_memory"]))
             finally:
                 await bots.close()
     print(finish_description(results["machine"]))
