@@ -145,6 +145,44 @@ async def ai_throughput(workers: int, seconds: float, states: list[Any]) -> dict
     }
 
 
+async def _play_games(channel: grpc.aio.Channel, stop_at: float) -> int:
+    """A guest's pass-and-play games, one after another, each move its first legal one, until
+    ``stop_at`` (monotonic); the moves played."""
+    done = 0
+    players = players_pb2_grpc.PlayersServiceStub(channel)
+    tables = tables_pb2_grpc.TablesServiceStub(channel)
+    guest = await players.CreateGuest(players_pb2.CreateGuestRequest(), timeout=CALL_TIMEOUT)
+    metadata = (("authorization", f"Bearer {guest.player_token}"),)
+    while time.monotonic() < stop_at:
+        created = await tables.CreateTable(
+            tables_pb2.CreateTableRequest(
+                request_id=uuid.uuid4().hex, opponent=tables_pb2.OPPONENT_PASS_AND_PLAY
+            ),
+            metadata=metadata,
+            timeout=CALL_TIMEOUT,
+        )
+        seq = created.table.seq
+        turn = created.table.game.turn
+        while turn.legal_moves and time.monotonic() < stop_at:
+            reply = await tables.Play(
+                tables_pb2.PlayRequest(
+                    table_id=created.table.table_id,
+                    request_id=uuid.uuid4().hex,
+                    expected_seq=seq,
+                    notation=turn.legal_moves[0].notation,
+                ),
+                metadata=metadata,
+                timeout=CALL_TIMEOUT,
+            )
+            done += 1
+            seq = reply.events[-1].seq
+            moved = reply.events[0].move_played
+            if not moved.HasField("next"):
+                break
+            turn = moved.next
+    return done
+
+
 async def tables_throughput(
     replicas: int, seconds: float, tables_per_replica: int, redis_url: str
 ) -> dict[str, Any]:
@@ -179,49 +217,16 @@ async def tables_throughput(
                 await stack.enter_async_context(grpc.aio.insecure_channel(target))
                 for target in targets
             ]
-            done = 0
             stop_at = time.monotonic() + seconds
-
-            async def play_on(channel: grpc.aio.Channel) -> None:
-                nonlocal done
-                players = players_pb2_grpc.PlayersServiceStub(channel)
-                tables = tables_pb2_grpc.TablesServiceStub(channel)
-                guest = await players.CreateGuest(
-                    players_pb2.CreateGuestRequest(), timeout=CALL_TIMEOUT
-                )
-                metadata = (("authorization", f"Bearer {guest.player_token}"),)
-                while time.monotonic() < stop_at:
-                    created = await tables.CreateTable(
-                        tables_pb2.CreateTableRequest(
-                            request_id=uuid.uuid4().hex, opponent=tables_pb2.OPPONENT_PASS_AND_PLAY
-                        ),
-                        metadata=metadata,
-                        timeout=CALL_TIMEOUT,
-                    )
-                    seq = created.table.seq
-                    turn = created.table.game.turn
-                    while turn.legal_moves and time.monotonic() < stop_at:
-                        reply = await tables.Play(
-                            tables_pb2.PlayRequest(
-                                table_id=created.table.table_id,
-                                request_id=uuid.uuid4().hex,
-                                expected_seq=seq,
-                                notation=turn.legal_moves[0].notation,
-                            ),
-                            metadata=metadata,
-                            timeout=CALL_TIMEOUT,
-                        )
-                        done += 1
-                        last = reply.events[-1]
-                        seq = last.seq
-                        moved = reply.events[0].move_played
-                        if not moved.HasField("next"):
-                            break
-                        turn = moved.next
-
             started = time.monotonic()
-            await asyncio.gather(
-                *(play_on(channel) for channel in channels for _ in range(tables_per_replica))
+            done = sum(
+                await asyncio.gather(
+                    *(
+                        _play_games(channel, stop_at)
+                        for channel in channels
+                        for _ in range(tables_per_replica)
+                    )
+                )
             )
             elapsed = time.monotonic() - started
     finally:
