@@ -175,7 +175,7 @@ def main() -> int:
         "--floor",
         action="store_true",
         help="pair the commit with the floor too: what the same load costs with handlers that "
-        "do nothing",
+        "do nothing (two watchers a table, whatever --watchers says)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
