@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from goti.benchmarking import finish_description, run_record, write_figures
+from goti.benchmarking import build_option, finish_description, run_record, write_figures
 
 BENCH = Path(__file__).resolve().parent
 REPOSITORY = BENCH.parent
@@ -287,19 +287,12 @@ def _print(figures: dict[str, Any]) -> None:
             )
 
 
-def _named_build(text: str) -> tuple[str, Path]:
-    name, separator, folder = text.partition("=")
-    if not separator or not name or name == PYTHON:
-        raise argparse.ArgumentTypeError(f"NAME=FOLDER with a name other than python: {text!r}")
-    return name, Path(folder).resolve()
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=3, help="best of this many rounds")
     parser.add_argument("--compiled", type=Path, default=REPOSITORY / "build" / "mypyc")
     parser.add_argument(
-        "--build", type=_named_build, action="append", default=[], help="NAME=FOLDER, too"
+        "--build", type=build_option(PYTHON), action="append", default=[], help="NAME=FOLDER, too"
     )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -307,7 +300,10 @@ def main() -> int:
     if args.child:
         print(json.dumps(measure_here()))
         return 0
-    builds = {COMPILED: args.compiled.resolve(), **dict(args.build)}
+    builds = {
+        COMPILED: args.compiled.resolve(),
+        **{name: Path(folder) for name, folder in args.build},
+    }
     for name, folder in builds.items():
         if not (folder / "goti").is_dir():
             parser.error(f"{name}: no compiled modules in {folder}: run `make compiled` first")

@@ -33,9 +33,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from goti.benchmarking import (
-    checked_out,
+    AFTER,
+    BEFORE,
+    build_option,
+    compared_builds,
     finish_description,
-    named_build,
     run_record,
     write_figures,
 )
@@ -43,8 +45,6 @@ from goti.benchmarking import (
 BENCH: Final = Path(__file__).resolve().parent
 REPOSITORY: Final = BENCH.parent
 RESULTS: Final = BENCH / "results" / "move_path_compare.json"
-BEFORE: Final = "before"
-AFTER: Final = "after"
 FLOOR: Final = "floor"
 
 
@@ -87,13 +87,6 @@ def _figures(result: dict[str, Any]) -> dict[str, Any]:
             result["machine"].get("perft_leaves_per_cpu_second_at_end"),
         ],
     }
-
-
-def _named_build(text: str) -> tuple[str, str]:
-    try:
-        return named_build(text, (BEFORE, AFTER, FLOOR))
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _rounds(args: argparse.Namespace, server_paths: dict[str, str | None]) -> list[Any]:
@@ -165,7 +158,9 @@ def _medians(rounds: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--before", required=True, help="the commit to measure against")
-    parser.add_argument("--build", type=_named_build, action="append", default=[])
+    parser.add_argument(
+        "--build", type=build_option(BEFORE, AFTER, FLOOR), action="append", default=[]
+    )
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--open-tables", type=int, default=10)
     parser.add_argument("--open-seconds", type=float, default=15.0)
@@ -177,15 +172,7 @@ def main() -> int:
         f"the move path against {args.before} and the floor: rounds taking turns, "
         "closed-loop server CPU per move and the open loop's round-trip p50"
     )
-    with (
-        tempfile.TemporaryDirectory(prefix="goti-before-") as folder,
-        checked_out(REPOSITORY, args.before, Path(folder)) as tree,
-    ):
-        server_paths: dict[str, str | None] = {
-            BEFORE: f"{tree / 'services'}:{tree / 'clients'}",
-            AFTER: None,
-            **dict(args.build),
-        }
+    with compared_builds(REPOSITORY, args.before, args.build) as server_paths:
         rounds = _rounds(args, server_paths)
     record["before"] = args.before
     record["builds"] = {name: path or "the working tree" for name, path in server_paths.items()}

@@ -38,9 +38,11 @@ from typing import Any, Final
 from goti.benchmark_bots import Bots, TablesBackend, playing_tables, run_phase
 from goti.benchmark_floor import FloorBackend, play_phase
 from goti.benchmarking import (
-    checked_out,
+    AFTER,
+    BEFORE,
+    build_option,
+    compared_builds,
     finish_description,
-    named_build,
     run_record,
     write_figures,
 )
@@ -48,8 +50,6 @@ from goti.benchmarking import (
 BENCH: Final = Path(__file__).resolve().parent
 REPOSITORY: Final = BENCH.parent
 RESULTS: Final = BENCH / "results" / "move_path_paired.json"
-BEFORE: Final = "before"
-AFTER: Final = "after"
 FLOOR: Final = "floor"
 """The move path with handlers that do nothing (``bench/move_path_floor.py``)."""
 CHANNELS: Final = 8
@@ -152,17 +152,12 @@ async def _rounds(args: argparse.Namespace, paths: dict[str, str | None]) -> lis
     return rounds
 
 
-def _named_build(text: str) -> tuple[str, str]:
-    try:
-        return named_build(text, (BEFORE, AFTER, FLOOR))
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--before", required=True, help="the commit to measure against")
-    parser.add_argument("--build", type=_named_build, action="append", default=[])
+    parser.add_argument(
+        "--build", type=build_option(BEFORE, AFTER, FLOOR), action="append", default=[]
+    )
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--tables", type=int, default=48, help="tables a build (48)")
     parser.add_argument(
@@ -183,15 +178,7 @@ def main() -> int:
         f"the move path against {args.before}, side by side at the same move rate: server CPU "
         "per move of both, read over the same window"
     )
-    with (
-        tempfile.TemporaryDirectory(prefix="goti-before-") as folder,
-        checked_out(REPOSITORY, args.before, Path(folder)) as tree,
-    ):
-        paths: dict[str, str | None] = {
-            BEFORE: f"{tree / 'services'}:{tree / 'clients'}",
-            AFTER: None,
-            **dict(args.build),
-        }
+    with compared_builds(REPOSITORY, args.before, args.build) as paths:
         if args.floor:
             paths[FLOOR] = None
         rounds = asyncio.run(_rounds(args, paths))

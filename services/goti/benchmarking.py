@@ -9,6 +9,7 @@ are not comparable.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
@@ -17,8 +18,9 @@ import platform
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,34 +128,50 @@ def run_record(benchmark: str) -> dict[str, Any]:
     }
 
 
+BEFORE: Final = "before"
+"""The build of the commit a comparison measures against (``--before REV``)."""
+AFTER: Final = "after"
+"""The working tree's build."""
+
+
 @contextlib.contextmanager
-def checked_out(repository: Path, revision: str, folder: Path) -> Iterator[Path]:
-    """``revision`` of the git ``repository`` checked out into a worktree in ``folder``, for
-    a benchmark to run another commit's servers (``services`` and ``clients`` on their path);
-    the worktree is removed at the end."""
-    tree = folder / "before"
-    subprocess.run(
-        ["git", "-C", str(repository), "worktree", "add", "--detach", str(tree), revision],
-        check=True,
-        capture_output=True,
-    )
-    try:
-        yield tree
-    finally:
+def compared_builds(
+    repository: Path, revision: str, others: Iterable[tuple[str, str]]
+) -> Iterator[dict[str, str | None]]:
+    """The builds a comparison runs, each as the ``PYTHONPATH`` of its servers: :data:`BEFORE`,
+    ``revision`` of the git ``repository`` checked out into a temporary worktree (its
+    ``services`` and ``clients``; removed at the end), :data:`AFTER`, None (the working tree as
+    installed), then ``others`` (``--build NAME=PATH``, see :func:`build_option`)."""
+    with tempfile.TemporaryDirectory(prefix="goti-before-") as folder:
+        tree = Path(folder) / "before"
         subprocess.run(
-            ["git", "-C", str(repository), "worktree", "remove", "--force", str(tree)],
-            check=False,
+            ["git", "-C", str(repository), "worktree", "add", "--detach", str(tree), revision],
+            check=True,
             capture_output=True,
         )
+        try:
+            yield {BEFORE: f"{tree / 'services'}:{tree / 'clients'}", AFTER: None, **dict(others)}
+        finally:
+            subprocess.run(
+                ["git", "-C", str(repository), "worktree", "remove", "--force", str(tree)],
+                check=False,
+                capture_output=True,
+            )
 
 
-def named_build(text: str, taken: Sequence[str]) -> tuple[str, str]:
-    """A ``NAME=PATH`` build option: the name, and PATH made absolute; the names ``taken``
-    by the benchmark itself are refused."""
-    name, separator, path = text.partition("=")
-    if not separator or not name or name in taken:
-        raise ValueError(f"NAME=PATH, the name not one of {', '.join(taken)}: {text!r}")
-    return name, str(Path(path).resolve())
+def build_option(*taken: str) -> Callable[[str], tuple[str, str]]:
+    """The argparse type of a ``--build NAME=PATH`` option: the name, and PATH made absolute;
+    the names ``taken`` by the benchmark itself are refused."""
+
+    def parse(text: str) -> tuple[str, str]:
+        name, separator, path = text.partition("=")
+        if not separator or not name or name in taken:
+            raise argparse.ArgumentTypeError(
+                f"NAME=PATH, the name not one of {', '.join(taken)}: {text!r}"
+            )
+        return name, str(Path(path).resolve())
+
+    return parse
 
 
 def write_figures(results: dict[str, Any], output: Path) -> None:
