@@ -52,7 +52,6 @@ from goti.benchmarking import (
     finish_description,
     milliseconds,
     percentile,
-    process_cpu_seconds,
     redis_command_counts,
     run_record,
     service_environment,
@@ -132,20 +131,6 @@ class Backend(LoopbackServers):
                 f"tables-{index}", [sys.executable, "-m", "goti.tables"], environment, target
             )
             self.tables_targets.append(target)
-
-    def cpu(self) -> dict[str, float]:
-        """CPU seconds so far: the two tables processes together, the referee, Redis."""
-        assert self.redis is not None and self.redis.pid is not None
-        tables = sum(
-            process_cpu_seconds(process.pid)
-            for name, process in self.services.items()
-            if name.startswith("tables")
-        )
-        return {
-            "tables": tables,
-            "referee": process_cpu_seconds(self.services["referee"].pid),
-            "redis": process_cpu_seconds(self.redis.pid),
-        }
 
 
 async def _used_memory(redis: Redis) -> int:

@@ -67,7 +67,7 @@ RESULTS: Final = Path(__file__).parent / "results" / "move_path_floor.json"
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     results = run_record("the move path's floor: Goti's hops with handlers that do nothing")
     with tempfile.TemporaryDirectory(prefix="goti-floor-") as folder:
-        backend = FloorBackend(Path(folder))
+        backend = FloorBackend(Path(folder), persistent_redis=True)
         async with backend.serving() as channels:
             ping: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channels[0].unary_unary(PING)
             options = [("grpc.use_local_subchannel_pool", 1)]

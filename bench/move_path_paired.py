@@ -81,7 +81,7 @@ async def _floor_side(
     folder: Path, args: argparse.Namespace, started: asyncio.Barrier
 ) -> dict[str, Any]:
     """The floor's open loop at the same load, started together with the other side's."""
-    backend = FloorBackend(folder)
+    backend = FloorBackend(folder, persistent_redis=True)
     async with backend.serving(CHANNELS) as channels:
         await started.wait()
         return await play_phase(

@@ -35,7 +35,6 @@ from goti.benchmarking import (
     LoopbackServers,
     milliseconds,
     percentile,
-    process_cpu_seconds,
     redis_command_counts,
     service_environment,
 )
@@ -91,17 +90,6 @@ class TablesBackend(LoopbackServers):
     another commit's sources or a compiled build, driven by this tree's bots."""
     tables_target: str = ""
     referee_target: str = ""
-
-    def pids(self) -> dict[str, int]:
-        assert self.redis is not None and self.redis.pid is not None
-        return {
-            "tables": self.services["tables"].pid,
-            "referee": self.services["referee"].pid,
-            "redis": self.redis.pid,
-        }
-
-    def cpu(self) -> dict[str, float]:
-        return {name: process_cpu_seconds(pid) for name, pid in self.pids().items()}
 
     async def start(self) -> None:
         await super().start()

@@ -14,12 +14,10 @@ import contextlib
 import itertools
 import os
 import random
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 import grpc
@@ -27,8 +25,8 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
 from goti import serving
-from goti.benchmarking import milliseconds, percentile, process_cpu_seconds
-from goti.redis_server import RedisServer, free_port
+from goti.benchmarking import LoopbackServers, milliseconds, percentile
+from goti.redis_server import free_port
 from goti.settings import Settings
 
 HOST: Final = "127.0.0.1"
@@ -365,55 +363,34 @@ async def play_phase(
 
 
 @dataclass
-class FloorBackend:
-    folder: Path
-    redis: RedisServer | None = None
-    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
-
-    def cpu(self) -> dict[str, float]:
-        """CPU seconds each server process has used (the tables-shaped server, the referee's
-        stand-in and Redis)."""
-        assert self.redis is not None and self.redis.pid is not None
-        referee, tables = self.processes
-        return {
-            name: process_cpu_seconds(pid)
-            for name, pid in (
-                ("tables", tables.pid),
-                ("referee", referee.pid),
-                ("redis", self.redis.pid),
-            )
-        }
+class FloorBackend(LoopbackServers):
+    """Redis and the two stand-ins, each its own process on loopback (the stand-ins serve no
+    health check: :meth:`serving` waits for the tables stand-in's ``Ping``)."""
 
     referee_target: str = ""
+    tables_target: str = ""
 
-    async def start(self) -> str:
-        """Start the three servers; the tables-shaped one's address."""
-        self.redis = RedisServer(self.folder / "redis", persistent=True)
-        await self.redis.astart()
+    async def start(self) -> None:
+        await super().start()
+        assert self.redis is not None
         referee_port, tables_port = free_port(), free_port()
-        for role, extra in (
-            ("referee", [str(referee_port)]),
-            ("tables", [str(tables_port), f"{HOST}:{referee_port}", self.redis.url]),
-        ):
-            self.processes.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", __name__, role, *extra],
-                    stdin=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
-            )
         self.referee_target = f"{HOST}:{referee_port}"
-        return f"{HOST}:{tables_port}"
+        environment = dict(os.environ)
+        self.launch(
+            "referee", [sys.executable, "-m", __name__, "referee", str(referee_port)], environment
+        )
+        tables = ["tables", str(tables_port), self.referee_target, self.redis.url]
+        self.launch("tables", [sys.executable, "-m", __name__, *tables], environment)
+        self.tables_target = f"{HOST}:{tables_port}"
 
     @contextlib.asynccontextmanager
     async def serving(self, channel_count: int = 16) -> AsyncIterator[list[grpc.aio.Channel]]:
-        """The three servers started, and ``channel_count`` channels to the tables-shaped one
+        """The three servers started, and ``channel_count`` channels to the tables stand-in
         once it answers; everything stopped on exit."""
-        try:
-            tables_target = await self.start()
+        async with self.running():
             options = [("grpc.use_local_subchannel_pool", 1)]
             channels = [
-                grpc.aio.insecure_channel(tables_target, options=options)
+                grpc.aio.insecure_channel(self.tables_target, options=options)
                 for _ in range(channel_count)
             ]
             try:
@@ -424,19 +401,6 @@ class FloorBackend:
             finally:
                 for channel in channels:
                     await channel.close()
-        finally:
-            await self.stop()
-
-    async def stop(self) -> None:
-        for process in self.processes:
-            process.terminate()
-        for process in self.processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        if self.redis is not None:
-            await self.redis.astop()
 
 
 def main(argv: Sequence[str]) -> None:

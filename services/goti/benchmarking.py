@@ -227,10 +227,8 @@ class LoopbackServers:
         self.redis = RedisServer(self.folder / "redis", persistent=self.persistent_redis)
         await self.redis.astart()
 
-    async def spawn(
-        self, name: str, command: Sequence[str], environment: dict[str, str], target: str
-    ) -> None:
-        """Start ``command`` as service ``name`` and wait until ``target`` serves."""
+    def launch(self, name: str, command: Sequence[str], environment: dict[str, str]) -> None:
+        """Start ``command`` as service ``name``, its output kept in ``<name>.log``."""
         with (self.folder / f"{name}.log").open("ab") as log:
             self.services[name] = subprocess.Popen(
                 list(command),
@@ -240,10 +238,28 @@ class LoopbackServers:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+
+    async def spawn(
+        self, name: str, command: Sequence[str], environment: dict[str, str], target: str
+    ) -> None:
+        """Start ``command`` as service ``name`` and wait until ``target`` serves (gRPC
+        health)."""
+        self.launch(name, command, environment)
         try:
             await wait_until_serving(target, timeout=SERVICE_START_SECONDS)
         except TimeoutError:
             raise RuntimeError(f"{name} did not start:\n{self.log_tail(name)}") from None
+
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds each kind of process has used so far: the services by name, replicas
+        (``tables-0``, ``tables-1``) together, and Redis."""
+        spent: dict[str, float] = {}
+        for name, process in self.services.items():
+            kind = name.partition("-")[0]
+            spent[kind] = spent.get(kind, 0.0) + process_cpu_seconds(process.pid)
+        assert self.redis is not None and self.redis.pid is not None
+        spent["redis"] = process_cpu_seconds(self.redis.pid)
+        return spent
 
     def log_tail(self, name: str, lines: int = 30) -> str:
         path = self.folder / f"{name}.log"
