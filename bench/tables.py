@@ -50,6 +50,7 @@ from goti.benchmark_bots import (
     run_phase,
 )
 from goti.benchmarking import (
+    call_seconds,
     finish_description,
     milliseconds,
     percentile,
@@ -133,13 +134,7 @@ def _key_kind(key: bytes, tables: set[bytes], players: set[bytes]) -> str:
 async def _timed(
     call: Callable[[], Awaitable[object]], rounds: int, pause: float = 0.0
 ) -> dict[str, float]:
-    times = []
-    for _ in range(rounds):
-        if pause:
-            await asyncio.sleep(pause)
-        started = time.perf_counter()
-        await call()
-        times.append(time.perf_counter() - started)
+    times = await call_seconds(call, rounds, pause)
     return {
         "p50": milliseconds(percentile(times, 0.5)),
         "p99": milliseconds(percentile(times, 0.99)),

@@ -25,7 +25,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
 from goti import serving
-from goti.benchmarking import LoopbackServers, milliseconds, percentile
+from goti.benchmarking import LoopbackServers, call_seconds, milliseconds, percentile
 from goti.redis_server import free_port
 from goti.settings import Settings
 
@@ -240,13 +240,7 @@ async def _wait_for(call: Callable[[], Awaitable[object]], seconds: float = 60) 
 async def timed(
     call: Callable[[], Awaitable[object]], rounds: int, pause: float
 ) -> dict[str, float | int]:
-    times = []
-    for _ in range(rounds):
-        await asyncio.sleep(pause)
-        started = time.perf_counter()
-        await call()
-        times.append(time.perf_counter() - started)
-    return _summary(times)
+    return _summary(await call_seconds(call, rounds, pause))
 
 
 @dataclass

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,6 +126,21 @@ def run_record(benchmark: str) -> dict[str, Any]:
         "command": " ".join(shlex.quote(part) for part in ["python", *sys.argv]),
         "machine": describe_machine(),
     }
+
+
+async def call_seconds(
+    call: Callable[[], Awaitable[object]], rounds: int, pause: float = 0.0
+) -> list[float]:
+    """How long each of ``rounds`` calls took, one after another, each after ``pause`` seconds
+    of quiet (0: none)."""
+    times = []
+    for _ in range(rounds):
+        if pause:
+            await asyncio.sleep(pause)
+        started = time.perf_counter()
+        await call()
+        times.append(time.perf_counter() - started)
+    return times
 
 
 BEFORE: Final = "before"
