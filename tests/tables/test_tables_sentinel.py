@@ -20,6 +20,7 @@ from redis.asyncio import Redis
 from redis_topologies import LocalSentinels
 
 from goti.tables.options import TablesOptions
+from goti.tables.redis_packing import HiredisSentinelConnection
 from goti.tables.runtime import REDIS_CONNECTIONS, open_redis
 
 # The suite's own tests, collected again in this module (so run with its fixtures).
@@ -78,6 +79,8 @@ async def test_goti_reaches_the_primary_through_the_sentinels(
     try:
         server = await client.info("server")
         assert server["tcp_port"] == redis_sentinels.primary().port
+        # Its connections pack commands with hiredis, as those to one Redis do.
+        assert client.connection_pool.connection_class is HiredisSentinelConnection
         # More commands at once than the pool holds connections: they wait for one, as on one
         # Redis, and none fails.
         burst = REDIS_CONNECTIONS * 3

@@ -44,6 +44,7 @@ from goti.tables.playing import CommandRunner
 from goti.tables.pool_store import PoolStore
 from goti.tables.recent import RecentTables
 from goti.tables.redis_calls import RedisClient
+from goti.tables.redis_packing import pack_in_c
 from goti.tables.restoring import Restorer
 from goti.tables.seeking import PairingWorker, Seeking
 from goti.tables.servicer import PlayersServicer, TablesServicer, bind_services
@@ -109,7 +110,7 @@ def open_redis(url: str) -> Redis:
         raise ValueError("a Redis Cluster's client is open_cluster's")
     named = sentinel_url(url)
     if named is None:
-        return Redis(connection_pool=BlockingConnectionPool.from_url(url, **pooled))
+        return Redis(connection_pool=pack_in_c(BlockingConnectionPool.from_url(url, **pooled)))
     sentinels = Sentinel(  # type: ignore[no-untyped-call]
         named.sentinels, sentinel_kwargs={**timeouts, "password": named.sentinel_password}
     )
@@ -121,6 +122,7 @@ def open_redis(url: str) -> Redis:
         password=named.password,
         **pooled,
     )
+    pack_in_c(primary.connection_pool)
     return primary
 
 
