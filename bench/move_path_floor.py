@@ -64,34 +64,44 @@ from goti.benchmarking import finish_description, run_record, write_figures
 RESULTS: Final = Path(__file__).parent / "results" / "move_path_floor.json"
 
 
+async def _hops_after_idle(
+    backend: FloorBackend, channels: list[grpc.aio.Channel], args: argparse.Namespace
+) -> dict[str, Any]:
+    """Each hop timed alone, after ``args.idle_pause`` seconds of quiet."""
+    ping: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channels[0].unary_unary(PING)
+    options = [("grpc.use_local_subchannel_pool", 1)]
+    referee = grpc.aio.insecure_channel(backend.referee_target, options=options)
+    referee_stream = RefereeStream(referee)
+    await asyncio.wait_for(referee_stream.ask(b"x"), 60)
+    assert backend.redis is not None
+    redis = Redis.from_url(backend.redis.url)
+    state = os.urandom(STATE_BYTES)
+    hops = {
+        "idle_pause_seconds": args.idle_pause,
+        "tables_call_ms": await timed(
+            lambda: ping(b"x", timeout=CALL_TIMEOUT), args.hop_rounds, args.idle_pause
+        ),
+        "referee_stream_message_ms": await timed(
+            lambda: asyncio.wait_for(referee_stream.ask(state), CALL_TIMEOUT),
+            args.hop_rounds,
+            args.idle_pause,
+        ),
+        "redis_ping_ms": await timed(redis.ping, args.hop_rounds, args.idle_pause),
+    }
+    await redis.aclose()
+    referee_stream.close()
+    await referee.close()
+    print(f"each hop after {args.idle_pause} s of quiet: {hops}")
+    return hops
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     results = run_record("the move path's floor: Goti's hops with handlers that do nothing")
     with tempfile.TemporaryDirectory(prefix="goti-floor-") as folder:
         backend = FloorBackend(Path(folder), persistent_redis=True)
         async with backend.serving() as channels:
-            ping: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channels[0].unary_unary(PING)
-            options = [("grpc.use_local_subchannel_pool", 1)]
-            referee = grpc.aio.insecure_channel(backend.referee_target, options=options)
-            referee_stream = RefereeStream(referee)
-            await asyncio.wait_for(referee_stream.ask(b"x"), 60)
-            assert backend.redis is not None
-            redis = Redis.from_url(backend.redis.url)
-            state = os.urandom(STATE_BYTES)
-            results["hops_after_idle"] = {
-                "idle_pause_seconds": args.idle_pause,
-                "tables_call_ms": await timed(
-                    lambda: ping(b"x", timeout=CALL_TIMEOUT), args.hop_rounds, args.idle_pause
-                ),
-                "referee_stream_message_ms": await timed(
-                    lambda: asyncio.wait_for(referee_stream.ask(state), CALL_TIMEOUT),
-                    args.hop_rounds,
-                    args.idle_pause,
-                ),
-                "redis_ping_ms": await timed(redis.ping, args.hop_rounds, args.idle_pause),
-            }
-            await redis.aclose()
-            referee_stream.close()
-            print(f"each hop after {args.idle_pause} s of quiet: {results['hops_after_idle']}")
+            if args.hop_rounds > 0:
+                results["hops_after_idle"] = await _hops_after_idle(backend, channels, args)
             results["open_loop"] = []
             for count in args.tables:
                 figures = await play_phase(
@@ -115,7 +125,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 )
                 results["closed_loop"] = figures
                 print(_describe("closed loop", figures), flush=True)
-            await referee.close()
     print(finish_description(results["machine"]))
     return results
 
@@ -147,7 +156,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--closed-seconds", type=float, default=10.0, help="seconds measured, closed loop (10)"
     )
     parser.add_argument("--idle-pause", type=float, default=0.3, help="seconds (0.3)")
-    parser.add_argument("--hop-rounds", type=int, default=20, help="calls timed per hop (20)")
+    parser.add_argument(
+        "--hop-rounds", type=int, default=20, help="calls timed per hop (20; 0: none)"
+    )
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     write_figures(serving.run(lambda: run(args)), args.output)
