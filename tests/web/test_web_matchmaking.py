@@ -133,6 +133,13 @@ async def play_one_seen_by_the_other(
     move = now.game.turn.legal_moves[0]
     skipped: list[str] = []
     async with contextlib.aclosing(watcher.watch_table(table_id, after_seq=now.seq)) as watch:
+        if now.seq == 0:
+            # A watch from seq 0 opens with a snapshot of the table as the server finds it: a
+            # move that lands first is folded into it. The move waits for that snapshot, so
+            # that it comes as an event (a real client's next message either way).
+            opening = await asyncio.wait_for(anext(watch), WAIT_SECONDS)
+            assert opening.WhichOneof("message") == "snapshot", opening
+            assert opening.snapshot.table.seq == 0, opening.snapshot.table
         seen = asyncio.ensure_future(next_event(watch, skipped))
         await mover.call(
             "Play",
@@ -144,8 +151,8 @@ async def play_one_seen_by_the_other(
             ),
         )
         event = await asyncio.wait_for(seen, WAIT_SECONDS)
-    # A watch from the seq the mover saw sends that move as an event, never folded into a
-    # snapshot; what it sent before the event is named if it did not.
+    # A watch from the seq the mover saw, once it has opened, sends that move as an event,
+    # never folded into a snapshot; what it sent before the event is named if it did not.
     assert event.move_played.record.move.notation == move.notation, (
         f"watch from seq {now.seq}: first event seq {event.seq} "
         f"{event.move_played.record.move.notation!r} after {skipped}, not {move.notation!r}"
