@@ -159,9 +159,13 @@ class RedisServer:
         binary: Path | str | None = None,
         start_timeout: float = 10.0,
         stop_timeout: float = 10.0,
+        unix_socket: Path | str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
         self.persistent = persistent
+        self.unix_socket = Path(unix_socket).resolve() if unix_socket is not None else None
+        """Where the server also listens on a Unix socket (its path must fit in about a
+        hundred bytes); None: TCP alone."""
         self.binary = Path(binary) if binary is not None else find_redis_server()
         self.start_timeout = start_timeout
         self.stop_timeout = stop_timeout
@@ -181,6 +185,13 @@ class RedisServer:
     @property
     def url(self) -> str:
         return f"redis://{HOST}:{self._port}/0"
+
+    @property
+    def unix_url(self) -> str:
+        """The URL of the server's Unix socket (``unix_socket`` must be set)."""
+        if self.unix_socket is None:
+            raise RedisServerError(f"{self!r} listens on no Unix socket")
+        return f"unix://{self.unix_socket}"
 
     @property
     def log_path(self) -> Path:
@@ -290,6 +301,9 @@ class RedisServer:
     def _config_lines(self) -> Iterator[str]:
         yield f"bind {HOST}"
         yield f"port {self._port}"
+        if self.unix_socket is not None:
+            yield f"unixsocket {_quote(self.unix_socket)}"
+            yield "unixsocketperm 700"
         yield f"dir {_quote(self.data_dir)}"
         yield f"pidfile {_quote(self.data_dir / PIDFILE_NAME)}"
         yield "daemonize no"

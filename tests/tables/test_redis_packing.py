@@ -3,10 +3,7 @@ redis-py's own packing, the same refusals, and every kind of value arrives intac
 
 from __future__ import annotations
 
-import os
-import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,15 +12,13 @@ from redis.asyncio import Redis
 from redis.asyncio.connection import Connection, SSLConnection, UnixDomainSocketConnection
 from redis.exceptions import DataError
 
-from goti.redis_server import find_redis_server
+from goti.redis_server import RedisServer
 from goti.tables.redis_packing import (
     HiredisConnection,
     HiredisSSLConnection,
     HiredisUnixConnection,
 )
 from goti.tables.runtime import close_redis, open_redis
-
-SOCKET_WAIT_SECONDS = 30.0
 
 # What Goti's stores send: text (some of it not ASCII), binary protobuf and deflated bytes
 # holding CR, LF and NUL, integers of every size, and the floats of sorted-set scores.
@@ -113,34 +108,17 @@ async def test_values_of_every_kind_arrive_intact(redis_url: str, redis: Redis) 
 
 
 @pytest.fixture
-def redis_socket() -> Iterator[Path]:
-    """A Redis of the test's own, listening on a Unix socket only."""
+def redis_socket() -> Iterator[str]:
+    """The Unix socket URL of a Redis of the test's own."""
     # A short folder: a socket's path must fit in about a hundred bytes.
     with tempfile.TemporaryDirectory(prefix="goti-") as folder:
         socket = Path(folder) / "redis.sock"
-        server = subprocess.Popen(
-            [
-                os.fspath(find_redis_server()),
-                *("--port", "0", "--unixsocket", os.fspath(socket)),
-                *("--save", "", "--appendonly", "no", "--dir", folder),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            deadline = time.monotonic() + SOCKET_WAIT_SECONDS
-            while not socket.exists():
-                assert server.poll() is None, "redis-server ended before it listened"
-                assert time.monotonic() < deadline, "redis-server did not open its socket"
-                time.sleep(0.02)
-            yield socket
-        finally:
-            server.terminate()
-            server.wait(SOCKET_WAIT_SECONDS)
+        with RedisServer(folder, persistent=False, unix_socket=socket) as server:
+            yield server.unix_url
 
 
-async def test_a_redis_on_a_unix_socket_is_reached_and_packed_for(redis_socket: Path) -> None:
-    client = open_redis(f"unix://{redis_socket}")
+async def test_a_redis_on_a_unix_socket_is_reached_and_packed_for(redis_socket: str) -> None:
+    client = open_redis(redis_socket)
     try:
         assert client.connection_pool.connection_class is HiredisUnixConnection
         await client.set("goti:packing:unix", "Zoë ♔")
