@@ -1,8 +1,9 @@
 """Redis connections that write their commands with hiredis's packer, in C.
 
 redis-py's blocking client packs commands with hiredis when it is installed, but its asyncio
-connections pack every argument in Python: for a commit's script call of some thirty-five
-arguments that was a tenth of the tables process's CPU per move.  These connections take
+connections pack every argument in Python, some thirty-five for a commit's script call (in a
+loop of such calls, 40-60 µs of client CPU a call more; under the service's load a few µs a
+move, ``bench/results/move_path_paired_hiredis.json``).  These connections take
 redis-py's own hiredis packer (``redis.connection.HiredisRespSerializer``), which writes the
 same bytes (integers, floats and text alike) and refuses the same values with the same
 ``DataError``.  Only the packing changes: connecting, reading and retrying stay redis-py's.
