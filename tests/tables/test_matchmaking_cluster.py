@@ -7,7 +7,7 @@ between its steps), settled by the seekers' own streams: both paired, or both le
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import pytest
 from redis.asyncio.cluster import RedisCluster
@@ -143,7 +143,8 @@ async def _a_stopped_pairing(
     start_replica: StartReplica, options: TablesOptions, redis: RedisCluster, keyspace: KeySpace
 ) -> StoppedPairing:
     # No pairing runs by itself while the stopped pairer's work sits in the seekers' records.
-    quiet = await start_replica(options=replace(options, pairing_poll_seconds=3600.0))
+    quiet = await start_replica(options=options)
+    await quiet.runtime.pairing.stop()
     seekers = (await new_guest(quiet.channel, "Ann"), await new_guest(quiet.channel, "Bob"))
     game = await _a_new_game(quiet)
     return StoppedPairing(quiet, seekers, StoppedPairer(redis, keyspace), game)

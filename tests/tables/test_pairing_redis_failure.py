@@ -439,16 +439,17 @@ async def test_a_pairing_refused_for_want_of_memory_writes_nothing_then_pairs_an
     before anything is written (Redis fails a script on OOM only while it has written
     nothing); once memory is back the same pairing goes through and the game is played."""
     # Seek streams that stay quiet (woken only by their pairing) and pairing driven by the
-    # test, so that only the pairing script touches Redis while memory is short.
-    quiet = replace(
-        options, seek_poll_seconds=30.0, pairing_poll_seconds=3600.0, pairing_lease_seconds=60.0
-    )
+    # test (the replicas' own pairing stopped), so that only the pairing script touches
+    # Redis while memory is short.
+    quiet = replace(options, seek_poll_seconds=30.0, pairing_lease_seconds=60.0)
     async with contextlib.AsyncExitStack() as stack:
         redis = Redis.from_url(private_redis.url)
         stack.push_async_callback(redis.aclose)
         replicas = [
             await start_replica(redis_url=private_redis.url, options=quiet) for _ in range(2)
         ]
+        for replica in replicas:
+            await replica.runtime.pairing.stop()
         pairer = replicas[0].runtime.pairing
         ann = await new_seeker(stack, replicas[0], redis, 1500.0)
         bob = await new_seeker(stack, replicas[1], redis, 1520.0)

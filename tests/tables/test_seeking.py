@@ -168,6 +168,48 @@ async def test_two_seekers_on_two_replicas_are_paired_within_a_second_and_play(
     )
 
 
+async def zcard_calls(redis: Redis) -> int:
+    """ZCARDs Redis has run since it started (the pairing rounds read the pools' sizes so)."""
+    stats = await redis.info("commandstats")
+    return int(stats.get("cmdstat_zcard", {}).get("calls", 0))
+
+
+async def test_idle_replicas_leave_the_pools_alone_until_a_seek_wakes_them_to_pair(
+    start_replica: StartReplica, redis: Redis, options: TablesOptions
+) -> None:
+    """With every pool empty a replica does not poll them (here: not for an hour); a seek
+    entering through it starts its pairing at once, and the pair plays."""
+    idle = replace(options, pairing_idle_poll_seconds=3600.0)
+    before = await zcard_calls(redis)
+    first_replica = await start_replica(options=idle)
+    second_replica = await start_replica(options=idle)
+    # Each replica's first round reads the twelve pools' sizes, and finds them empty.
+    deadline = asyncio.get_running_loop().time() + 30.0
+    while (quiet_from := await zcard_calls(redis)) < before + 24:
+        assert asyncio.get_running_loop().time() < deadline, "no first pairing rounds"
+        await asyncio.sleep(0.02)
+    # A window to observe an absence: at the busy poll (0.2 s) both replicas would read the
+    # pools some ten times in it.
+    await asyncio.sleep(1.0)
+    assert await zcard_calls(redis) == quiet_from
+    ann = await new_guest(first_replica.channel, "Ann")
+    bob = await new_guest(second_replica.channel, "Bob")
+    loop = asyncio.get_running_loop()
+    async with seeking(ann, first_replica.channel) as a, seeking(bob, second_replica.channel) as b:
+        await until_waiting(a)
+        await until_waiting(b)
+        both_waiting = loop.time()
+        await until_paired(a, b)
+        took = loop.time() - both_waiting
+    assert took < 1.0, f"paired after {took:.2f} s"
+    assert a.paired is not None and b.paired is not None
+    assert a.paired.table.table_id == b.paired.table.table_id
+    assert a.paired.opponent.player_id == bob.player_id
+    await first_move_reaches_the_other(
+        a.paired, (ann, first_replica.channel), (bob, second_replica.channel)
+    )
+
+
 async def first_move_reaches_the_other(
     paired: matchmaking_pb2.SeekPaired,
     seeker: tuple[Guest, grpc.aio.Channel],

@@ -1,6 +1,11 @@
 """The tables process's background work: the loop the timer and pairing workers each run,
 and stopping their tasks for sure.
 
+A loop's round says when the next one should run: at once (it left work), after the loop's
+poll, or, when it found nothing to watch, after the longer idle wait.  :meth:`PollingLoop.wake`
+cuts either wait short, so that work this replica itself creates (a seek entering a pool) is
+taken up at once while an idle replica polls Redis seldom.
+
 Under Python 3.11 a cancellation that lands inside ``asyncio.wait_for`` (which redis-py uses
 around its reads) can be swallowed: the task goes on as if nothing happened, and awaiting it
 after one ``cancel()`` waits forever.  So a task is cancelled again until it has ended.
@@ -9,6 +14,8 @@ after one ``cancel()`` waits forever.  So a task is cancelled again until it has
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import enum
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Final
@@ -19,9 +26,20 @@ RECANCEL_SECONDS: Final = 0.5
 MAX_BACKOFF_SECONDS: Final = 5.0
 """The longest a loop waits between rounds while Redis or a peer is out of reach."""
 
-Round = Callable[[], Awaitable[bool]]
-"""One round of a loop's work; True when it left work for another round at once (a full
-batch taken), False to wait the loop's poll first."""
+
+class Next(enum.Enum):
+    """When a loop's next round runs, as its last round found."""
+
+    AT_ONCE = enum.auto()
+    """The round left work (a full batch taken): the next one starts at once."""
+    POLL = enum.auto()
+    """After the loop's ``poll_seconds``, or a wake."""
+    IDLE = enum.auto()
+    """Nothing to watch: after the loop's ``idle_seconds``, or a wake."""
+
+
+Round = Callable[[], Awaitable[Next]]
+"""One round of a loop's work."""
 
 
 async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any]]) -> None:
@@ -34,10 +52,11 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any]]) -> None:
 
 
 class PollingLoop:
-    """Runs rounds of one kind of work in the background, ``poll_seconds`` apart, until
-    stopped.  A round that fails with one of the ``transient`` errors (Redis or a peer out of
-    reach) is logged and tried again after a wait that doubles, up to
-    :data:`MAX_BACKOFF_SECONDS`, and goes back to ``poll_seconds`` once a round succeeds.
+    """Runs rounds of one kind of work in the background, ``poll_seconds`` apart (or
+    ``idle_seconds`` after a round that found nothing to watch), until stopped.  A round
+    that fails with one of the ``transient`` errors (Redis or a peer out of reach) is logged
+    and tried again after a wait that doubles, up to :data:`MAX_BACKOFF_SECONDS`, and goes
+    back to ``poll_seconds`` once a round succeeds.
 
     Whatever the rounds hold in Redis is held under a lease, so a loop stopped (or a replica
     killed) mid-round leaves nothing behind: the leases end by themselves.
@@ -49,13 +68,16 @@ class PollingLoop:
         work: Round,
         *,
         poll_seconds: float,
+        idle_seconds: float | None = None,
         transient: tuple[type[Exception], ...],
     ) -> None:
         self._name = name
         self._work = work
         self._poll_seconds = poll_seconds
+        self._idle_seconds = poll_seconds if idle_seconds is None else idle_seconds
         self._transient = transient
         self._task: asyncio.Task[None] | None = None
+        self._woken = asyncio.Event()
 
     def start(self) -> None:
         """Start the rounds in the background (once)."""
@@ -68,16 +90,29 @@ class PollingLoop:
             await cancel_and_wait([self._task])
             self._task = None
 
+    def wake(self) -> None:
+        """Run the next round now, or as soon as the one under way ends."""
+        self._woken.set()
+
     async def _run(self) -> None:
         backoff = self._poll_seconds
         while True:
+            # Cleared before the round, so that a wake during the round is not lost.
+            self._woken.clear()
             try:
-                more = await self._work()
+                after = await self._work()
             except self._transient as error:
                 log.warning("%s: %s", self._name, error)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
                 continue
             backoff = self._poll_seconds
-            if not more:
-                await asyncio.sleep(self._poll_seconds)
+            if after is Next.POLL:
+                await self._pause(self._poll_seconds)
+            elif after is Next.IDLE:
+                await self._pause(self._idle_seconds)
+
+    async def _pause(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self._woken.wait()

@@ -42,7 +42,11 @@ class TablesOptions:
     seek_heartbeat_seconds: float = 5.0
     """The longest a waiting seek's stream goes without a message."""
     pairing_poll_seconds: float = 0.2
-    """How often each replica pairs the pools it holds."""
+    """How often each replica pairs the pools it holds while someone waits in one."""
+    pairing_idle_poll_seconds: float = 5.0
+    """How often a replica looks at the pools while they are empty.  A seek entering through
+    the replica wakes it at once; this catches seeks entered through replicas of an earlier
+    version, which wake only themselves."""
     pairing_lease_seconds: float = 3.0
     """How long a replica holds a pool it pairs; a stopped replica's pools pass to another
     once it ends."""

@@ -296,8 +296,10 @@ class TablesRuntime:
         )
         tables_servicer = TablesServicer(reader, opener, runner, players, watching)
         pools = PoolStore(redis, store.keys, paired_kept_seconds=options.idle_table_seconds)
-        seeking = Seeking(pools, reader, players, fanout, options, clock_ms=clock_ms)
         pairing = PairingWorker(pools, referee, players, options, clock_ms=clock_ms)
+        seeking = Seeking(
+            pools, reader, players, fanout, options, clock_ms=clock_ms, entered=pairing.wake
+        )
         return cls(
             store,
             tables_servicer,

@@ -17,7 +17,11 @@ for the table a pairing makes.
 
 :class:`PairingWorker` pairs the pools: each round it takes (or renews) the lease of each
 pool with someone in it, and pairs those it holds by :func:`goti.tables.pairing.pairs`, one
-Lua script a couple.  A stopped replica's leases end by themselves.
+Lua script a couple.  A stopped replica's leases end by themselves.  While someone waits in a
+pool, or this replica held a lease lately (so that it renews it as soon as someone comes),
+the rounds run every ``pairing_poll_seconds``; otherwise every ``pairing_idle_poll_seconds``,
+and a seek entering a pool through this replica starts one at once: an idle replica reads
+the pools' sizes seldom instead of five times a second.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from goti.api.v1 import (
 )
 from goti.ratings import Rating
 from goti.tables import keys, pairing, seating
-from goti.tables.background import PollingLoop
+from goti.tables.background import Next, PollingLoop
 from goti.tables.fanout import CLOSING, Fanout, FanoutClosedError, Listener
 from goti.tables.loading import TableReader
 from goti.tables.options import TablesOptions
@@ -121,6 +125,7 @@ class Seeking:
         options: TablesOptions,
         *,
         clock_ms: Callable[[], int],
+        entered: Callable[[], None],
     ) -> None:
         self._pools = pools
         self._reader = reader
@@ -128,6 +133,8 @@ class Seeking:
         self._fanout = fanout
         self._options = options
         self._clock_ms = clock_ms
+        self._entered = entered
+        """Called once a seek is in its pool: the pairing worker's wake."""
         self._kept_ms = options.seek_resume_seconds * 1000
         self._leaving: set[asyncio.Future[None]] = set()
         self._alive_ms = max(round(options.seek_poll_seconds * 1000) * _ALIVE_POLLS, 2000)
@@ -267,6 +274,7 @@ class Seeking:
             ) from None
         except SeekCancelledError:
             raise _cancelled() from None
+        self._entered()
         return entered.entered_ms
 
     async def cancel(self, player_id: str, request_id: str) -> matchmaking_pb2.CancelSeekResponse:
@@ -380,10 +388,13 @@ class PairingWorker:
         self.holder = secrets.token_urlsafe(12)
         """This replica's name on the leases it holds."""
         self._lease_ms = round(options.pairing_lease_seconds * 1000)
+        self._held_until_ms = 0
+        """When the last lease this replica took or renewed ends."""
         self._loop = PollingLoop(
             "pairing",
             self._round,
             poll_seconds=options.pairing_poll_seconds,
+            idle_seconds=options.pairing_idle_poll_seconds,
             transient=(StoreUnavailableError, PeerUnavailableError),
         )
 
@@ -391,22 +402,32 @@ class PairingWorker:
         """Start pairing in the background."""
         self._loop.start()
 
+    def wake(self) -> None:
+        """Pair now: a seek has entered a pool through this replica."""
+        self._loop.wake()
+
     async def stop(self) -> None:
         """Stop pairing; the leases held end by themselves, as a crashed replica's do."""
         await self._loop.stop()
 
-    async def _round(self) -> bool:
-        await self.pair_round()
-        return False
+    async def _round(self) -> Next:
+        someone_waits = await self.pair_round()
+        if someone_waits or self._clock_ms() < self._held_until_ms:
+            return Next.POLL
+        return Next.IDLE
 
-    async def pair_round(self) -> None:
-        """Pair every pool this replica holds (or can take) once."""
+    async def pair_round(self) -> bool:
+        """Pair every pool this replica holds (or can take) once; whether anyone was
+        waiting in a pool."""
         sizes = await self._pools.sizes([pool.key for pool in ALL_POOLS])
         for pool, size in zip(ALL_POOLS, sizes, strict=True):
             # A pool of one is held too, so that its lease is ready when a second arrives.
             held = size > 0 and await self._pools.hold(pool.key, self.holder, self._lease_ms)
+            if held:
+                self._held_until_ms = self._clock_ms() + self._lease_ms
             if held and size >= 2:
                 await self._pair_pool(pool)
+        return any(sizes)
 
     async def _pair_pool(self, pool: Pool) -> None:
         now = self._clock_ms()

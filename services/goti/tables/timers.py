@@ -12,7 +12,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from goti.tables.background import PollingLoop, cancel_and_wait
+from goti.tables.background import Next, PollingLoop, cancel_and_wait
 from goti.tables.followups import FollowUps
 from goti.tables.redis_calls import StoreUnavailableError
 from goti.tables.store import TableStore
@@ -54,12 +54,12 @@ class TimerWorker:
         await self._loop.stop()
         await cancel_and_wait(list(self._working))
 
-    async def _claim(self) -> bool:
-        """Claim what the batch has room for; True when it filled the room (more may be
-        due)."""
+    async def _claim(self) -> Next:
+        """Claim what the batch has room for; at once again when it filled the room (more
+        may be due)."""
         free = self._batch - len(self._working)
         if free <= 0:
-            return False
+            return Next.POLL
         claim = await self._store.claim_due(self._clock_ms(), self._lease_ms, free)
         for table_id in claim.table_ids:
             task = asyncio.ensure_future(
@@ -67,4 +67,4 @@ class TimerWorker:
             )
             self._working.add(task)
             task.add_done_callback(self._working.discard)
-        return len(claim.table_ids) >= free
+        return Next.AT_ONCE if len(claim.table_ids) >= free else Next.POLL
