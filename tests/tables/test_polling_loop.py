@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 from goti.tables.background import Next, PollingLoop
 
@@ -26,26 +28,31 @@ class Rounds:
         return self.after
 
 
-async def test_a_woken_idle_loop_runs_its_next_round_at_once() -> None:
-    rounds = Rounds(Next.IDLE)
+@contextlib.asynccontextmanager
+async def running(rounds: Rounds) -> AsyncIterator[PollingLoop]:
+    """A loop polling every 10 ms, idle for an hour, running ``rounds`` while the block
+    runs; its first round done."""
     loop = PollingLoop("test", rounds, poll_seconds=0.01, idle_seconds=3600.0, transient=())
     loop.start()
     try:
-        await eventually(lambda: rounds.count == 1)
-        # Idle for an hour unless woken: each wake is one more round.
-        for woken in range(2, 5):
-            loop.wake()
-            await eventually(lambda: rounds.count == woken)  # noqa: B023
+        await eventually(lambda: rounds.count >= 1)
+        yield loop
     finally:
         await loop.stop()
 
 
+async def test_a_woken_idle_loop_runs_its_next_round_at_once() -> None:
+    rounds = Rounds(Next.IDLE)
+    async with running(rounds) as loop:
+        assert rounds.count == 1
+        for woken in range(2, 5):
+            loop.wake()
+            await eventually(lambda: rounds.count == woken)  # noqa: B023
+
+
 async def test_a_wake_during_a_round_is_kept_for_after_it() -> None:
     rounds = Rounds(Next.IDLE)
-    loop = PollingLoop("test", rounds, poll_seconds=0.01, idle_seconds=3600.0, transient=())
-    loop.start()
-    try:
-        await eventually(lambda: rounds.count == 1)
+    async with running(rounds) as loop:
         rounds.release.clear()
         loop.wake()
         await eventually(lambda: rounds.count == 2)
@@ -53,15 +60,11 @@ async def test_a_wake_during_a_round_is_kept_for_after_it() -> None:
         loop.wake()
         rounds.release.set()
         await eventually(lambda: rounds.count == 3)
-    finally:
-        await loop.stop()
 
 
 async def test_a_busy_loop_polls_and_a_full_round_goes_again_at_once() -> None:
     rounds = Rounds(Next.POLL)
-    loop = PollingLoop("test", rounds, poll_seconds=0.01, idle_seconds=3600.0, transient=())
-    loop.start()
-    try:
+    async with running(rounds) as loop:
         # Polls every 10 ms, nobody waking it.
         await eventually(lambda: rounds.count >= 5)
         rounds.after = Next.IDLE
@@ -70,5 +73,3 @@ async def test_a_busy_loop_polls_and_a_full_round_goes_again_at_once() -> None:
         rounds.after = Next.AT_ONCE
         loop.wake()
         await eventually(lambda: rounds.count >= settled + 50)
-    finally:
-        await loop.stop()

@@ -118,6 +118,17 @@ async def until_paired(*seeks: Seek, timeout: float = 30.0) -> None:
         assert seek.paired is not None, f"not paired: {seek.error}"
 
 
+async def paired_within_a_second(a: Seek, b: Seek) -> None:
+    """Wait until both seeks wait, then until both are paired: within a second of that."""
+    await until_waiting(a)
+    await until_waiting(b)
+    loop = asyncio.get_running_loop()
+    both_waiting = loop.time()
+    await until_paired(a, b)
+    took = loop.time() - both_waiting
+    assert took < 1.0, f"paired after {took:.2f} s"
+
+
 async def refused(guest: Guest, channel: grpc.aio.Channel, **fields: object) -> ErrorStatus:
     """The status a seek fails with before it waits."""
     async with seeking(guest, channel, **fields) as seek:  # type: ignore[arg-type]
@@ -133,17 +144,11 @@ async def test_two_seekers_on_two_replicas_are_paired_within_a_second_and_play(
     first_replica, second_replica = await start_replica(), await start_replica()
     ann = await new_guest(first_replica.channel, "Ann")
     bob = await new_guest(second_replica.channel, "Bob")
-    loop = asyncio.get_running_loop()
     async with (
         seeking(ann, first_replica.channel, timer=matchmaking_pb2.SEEK_TIMER_30_SECONDS) as a,
         seeking(bob, second_replica.channel, timer=matchmaking_pb2.SEEK_TIMER_30_SECONDS) as b,
     ):
-        await until_waiting(a)
-        await until_waiting(b)
-        both_waiting = loop.time()
-        await until_paired(a, b)
-        took = loop.time() - both_waiting
-    assert took < 1.0, f"paired after {took:.2f} s"
+        await paired_within_a_second(a, b)
     assert a.paired is not None and b.paired is not None
     table = a.paired.table
     assert b.paired.table.table_id == table.table_id
@@ -194,14 +199,8 @@ async def test_idle_replicas_leave_the_pools_alone_until_a_seek_wakes_them_to_pa
     assert await zcard_calls(redis) == quiet_from
     ann = await new_guest(first_replica.channel, "Ann")
     bob = await new_guest(second_replica.channel, "Bob")
-    loop = asyncio.get_running_loop()
     async with seeking(ann, first_replica.channel) as a, seeking(bob, second_replica.channel) as b:
-        await until_waiting(a)
-        await until_waiting(b)
-        both_waiting = loop.time()
-        await until_paired(a, b)
-        took = loop.time() - both_waiting
-    assert took < 1.0, f"paired after {took:.2f} s"
+        await paired_within_a_second(a, b)
     assert a.paired is not None and b.paired is not None
     assert a.paired.table.table_id == b.paired.table.table_id
     assert a.paired.opponent.player_id == bob.player_id
