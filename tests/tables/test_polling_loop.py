@@ -62,6 +62,22 @@ async def test_a_wake_during_a_round_is_kept_for_after_it() -> None:
         await eventually(lambda: rounds.count == 3)
 
 
+async def test_a_busy_loop_is_not_hurried_by_wakes() -> None:
+    """While its rounds poll, a wake adds no round: the poll comes soon anyway (here: not
+    for an hour)."""
+    rounds = Rounds(Next.POLL)
+    loop = PollingLoop("test", rounds, poll_seconds=3600.0, idle_seconds=0.01, transient=())
+    loop.start()
+    try:
+        await eventually(lambda: rounds.count == 1)
+        loop.wake()
+        # A window to observe an absence: a woken loop would run its round at once.
+        await asyncio.sleep(0.2)
+        assert rounds.count == 1
+    finally:
+        await loop.stop()
+
+
 async def test_a_busy_loop_polls_and_a_full_round_goes_again_at_once() -> None:
     rounds = Rounds(Next.POLL)
     async with running(rounds) as loop:

@@ -20,8 +20,8 @@ pool with someone in it, and pairs those it holds by :func:`goti.tables.pairing.
 Lua script a couple.  A stopped replica's leases end by themselves.  While someone waits in a
 pool, or this replica held a lease lately (so that it renews it as soon as someone comes),
 the rounds run every ``pairing_poll_seconds``; otherwise every ``pairing_idle_poll_seconds``,
-and a seek entering a pool through this replica starts one at once: an idle replica reads
-the pools' sizes seldom instead of five times a second.
+or at once when a seek enters a pool through this replica: an idle replica reads the pools'
+sizes seldom instead of five times a second.
 """
 
 from __future__ import annotations
@@ -403,7 +403,8 @@ class PairingWorker:
         self._loop.start()
 
     def wake(self) -> None:
-        """Pair now: a seek has entered a pool through this replica."""
+        """A seek has entered a pool through this replica: an idle worker pairs now (a busy
+        one's next round is at most ``pairing_poll_seconds`` away)."""
         self._loop.wake()
 
     async def stop(self) -> None:
