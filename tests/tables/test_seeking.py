@@ -23,6 +23,7 @@ from goti.tables import keys, pairing
 from goti.tables.keys import KeySpace
 from goti.tables.options import TablesOptions
 from goti.tables.rated_games import StoredRating, rating_field
+from goti.tables.seeking import ALL_POOLS
 
 from .conftest import StartReplica, TablesReplica
 from .table_calls import (
@@ -179,6 +180,15 @@ async def zcard_calls(redis: Redis) -> int:
     return int(stats.get("cmdstat_zcard", {}).get("calls", 0))
 
 
+async def until_zcard_calls(redis: Redis, at_least: int) -> int:
+    """Wait until Redis has run ``at_least`` ZCARDs; how many it has then."""
+    deadline = asyncio.get_running_loop().time() + 30.0
+    while (calls := await zcard_calls(redis)) < at_least:
+        assert asyncio.get_running_loop().time() < deadline, f"{calls} ZCARDs, not {at_least}"
+        await asyncio.sleep(0.02)
+    return calls
+
+
 async def test_idle_replicas_leave_the_pools_alone_until_a_seek_wakes_them_to_pair(
     start_replica: StartReplica, redis: Redis, options: TablesOptions
 ) -> None:
@@ -189,10 +199,7 @@ async def test_idle_replicas_leave_the_pools_alone_until_a_seek_wakes_them_to_pa
     first_replica = await start_replica(options=idle)
     second_replica = await start_replica(options=idle)
     # Each replica's first round reads the twelve pools' sizes, and finds them empty.
-    deadline = asyncio.get_running_loop().time() + 30.0
-    while (quiet_from := await zcard_calls(redis)) < before + 24:
-        assert asyncio.get_running_loop().time() < deadline, "no first pairing rounds"
-        await asyncio.sleep(0.02)
+    quiet_from = await until_zcard_calls(redis, before + 2 * len(ALL_POOLS))
     # A window to observe an absence: at the busy poll (0.2 s) both replicas would read the
     # pools some ten times in it.
     await asyncio.sleep(1.0)
@@ -207,6 +214,31 @@ async def test_idle_replicas_leave_the_pools_alone_until_a_seek_wakes_them_to_pa
     await first_move_reaches_the_other(
         a.paired, (ann, first_replica.channel), (bob, second_replica.channel)
     )
+
+
+async def test_the_replica_that_just_paired_a_pool_pairs_the_next_comers_at_once(
+    start_replica: StartReplica, redis: Redis, options: TablesOptions
+) -> None:
+    """A replica that paired a pool keeps polling while its lease lasts, though the pool is
+    empty, so that the next seekers, who came through another replica, need not wait for
+    the lease to run out before anyone may pair them."""
+    idle = replace(options, pairing_idle_poll_seconds=3600.0)
+    holder = await start_replica(options=idle)
+    other = await start_replica(options=idle)
+    ann, bob = await new_guest(holder.channel, "Ann"), await new_guest(holder.channel, "Bob")
+    async with seeking(ann, holder.channel) as a, seeking(bob, holder.channel) as b:
+        await paired_within_a_second(a, b)
+    lease = keys.seek_pool_lease(ENGLISH_UNTIMED)
+    assert await redis.get(lease) == holder.runtime.pairing.holder.encode()
+    # The holder has looked at the pools again and found them empty.
+    await until_zcard_calls(redis, await zcard_calls(redis) + len(ALL_POOLS))
+    assert await redis.zcard(ENGLISH_UNTIMED) == 0
+    cat, dan = await new_guest(other.channel, "Cat"), await new_guest(other.channel, "Dan")
+    async with seeking(cat, other.channel) as c, seeking(dan, other.channel) as d:
+        await paired_within_a_second(c, d)
+    assert c.paired is not None and d.paired is not None
+    assert c.paired.opponent.player_id == dan.player_id
+    await first_move_reaches_the_other(c.paired, (cat, other.channel), (dan, other.channel))
 
 
 async def first_move_reaches_the_other(
