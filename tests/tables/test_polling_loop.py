@@ -29,10 +29,14 @@ class Rounds:
 
 
 @contextlib.asynccontextmanager
-async def running(rounds: Rounds) -> AsyncIterator[PollingLoop]:
-    """A loop polling every 10 ms, idle for an hour, running ``rounds`` while the block
-    runs; its first round done."""
-    loop = PollingLoop("test", rounds, poll_seconds=0.01, idle_seconds=3600.0, transient=())
+async def running(
+    rounds: Rounds, *, poll_seconds: float = 0.01, idle_seconds: float = 3600.0
+) -> AsyncIterator[PollingLoop]:
+    """A loop running ``rounds`` while the block runs (by default polling every 10 ms and
+    idle for an hour); its first round done."""
+    loop = PollingLoop(
+        "test", rounds, poll_seconds=poll_seconds, idle_seconds=idle_seconds, transient=()
+    )
     loop.start()
     try:
         await eventually(lambda: rounds.count >= 1)
@@ -66,16 +70,12 @@ async def test_a_busy_loop_is_not_hurried_by_wakes() -> None:
     """While its rounds poll, a wake adds no round: the poll comes soon anyway (here: not
     for an hour)."""
     rounds = Rounds(Next.POLL)
-    loop = PollingLoop("test", rounds, poll_seconds=3600.0, idle_seconds=0.01, transient=())
-    loop.start()
-    try:
-        await eventually(lambda: rounds.count == 1)
+    async with running(rounds, poll_seconds=3600.0, idle_seconds=0.01) as loop:
+        assert rounds.count == 1
         loop.wake()
         # A window to observe an absence: a woken loop would run its round at once.
         await asyncio.sleep(0.2)
         assert rounds.count == 1
-    finally:
-        await loop.stop()
 
 
 async def test_a_busy_loop_polls_and_a_full_round_goes_again_at_once() -> None:

@@ -10,7 +10,7 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import cast
+from typing import TypeVar, cast
 
 import grpc
 import pytest
@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 
 from goti.api.error_status import ErrorStatus
 from goti.api.v1 import game_pb2, matchmaking_pb2, matchmaking_pb2_grpc, tables_pb2
+from goti.benchmarking import redis_command_counts
 from goti.ratings import Rating
 from goti.tables import keys, pairing
 from goti.tables.keys import KeySpace
@@ -34,6 +35,8 @@ from .table_calls import (
     new_request_id,
     watching,
 )
+
+T = TypeVar("T")
 
 ENGLISH_UNTIMED = keys.seek_pool(game_pb2.VARIANT_ENGLISH, matchmaking_pb2.SEEK_TIMER_NONE, False)
 
@@ -176,17 +179,12 @@ async def test_two_seekers_on_two_replicas_are_paired_within_a_second_and_play(
 
 async def zcard_calls(redis: Redis) -> int:
     """ZCARDs Redis has run since it started (the pairing rounds read the pools' sizes so)."""
-    stats = await redis.info("commandstats")
-    return int(stats.get("cmdstat_zcard", {}).get("calls", 0))
+    return (await redis_command_counts(redis)).get("zcard", 0)
 
 
 async def until_zcard_calls(redis: Redis, at_least: int) -> int:
     """Wait until Redis has run ``at_least`` ZCARDs; how many it has then."""
-    deadline = asyncio.get_running_loop().time() + 30.0
-    while (calls := await zcard_calls(redis)) < at_least:
-        assert asyncio.get_running_loop().time() < deadline, f"{calls} ZCARDs, not {at_least}"
-        await asyncio.sleep(0.02)
-    return calls
+    return await until_read(lambda: zcard_calls(redis), lambda calls: calls >= at_least)
 
 
 async def test_idle_replicas_leave_the_pools_alone_until_a_seek_wakes_them_to_pair(
@@ -371,13 +369,19 @@ def color_of(role: int) -> game_pb2.Color.ValueType:
     return game_pb2.COLOR_WHITE if role == tables_pb2.ROLE_WHITE else game_pb2.COLOR_BLACK
 
 
-async def until_redis(read: Callable[[], Awaitable[object]], *, present: bool) -> None:
-    """Wait until ``read()`` gives something (``present``) or None."""
+async def until_read(read: Callable[[], Awaitable[T]], holds: Callable[[T], bool]) -> T:
+    """Read until what ``read()`` gives ``holds``; that value."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 30
-    while (await read() is not None) != present:
-        assert loop.time() < deadline, "timed out waiting"
+    while not holds(value := await read()):
+        assert loop.time() < deadline, f"timed out waiting: last read {value!r}"
         await asyncio.sleep(0.02)
+    return value
+
+
+async def until_redis(read: Callable[[], Awaitable[object]], *, present: bool) -> None:
+    """Wait until ``read()`` gives something (``present``) or None."""
+    await until_read(read, lambda value: (value is not None) == present)
 
 
 async def test_a_cancelled_seek_leaves_the_pool_and_resumes_with_its_wait(
