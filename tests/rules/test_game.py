@@ -262,6 +262,17 @@ def test_state_round_trip_carries_the_game_on_identically() -> None:
     assert carried.state() == game.state()
 
 
+def test_a_game_resumed_from_its_own_state_plays_on_and_takes_back_as_the_original() -> None:
+    game = _opening(4)
+    _play_on(game, 6)
+    resumed = Game.from_own_state(game.state())
+    move = game.legal_moves[0]
+    assert resumed.push(move).notation == game.push(move).notation
+    assert resumed.state() == game.state()
+    assert resumed.take_back(resumed.turn) == game.take_back(game.turn)
+    assert resumed.state() == game.state()
+
+
 @pytest.mark.parametrize(
     ("change", "field"),
     [

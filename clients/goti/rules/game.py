@@ -194,6 +194,17 @@ class Game:
         replayed.  Raises :class:`InvalidGameStateError`.
         """
         _check_state(state)
+        return cls.from_own_state(state)
+
+    @classmethod
+    def from_own_state(cls, state: GameState) -> Game:
+        """A game carried on from a state that :meth:`state` returned, taken as it is.
+
+        For a caller that keeps the states these rules produced (the referee keeps those it
+        answered with, found again by their bytes): such a state passed the rules when it was
+        made, and checking it again would only repeat the work.  Anything from outside goes
+        through :meth:`from_state`.
+        """
         game = cls.__new__(cls)
         game._state = state
         game._played = []

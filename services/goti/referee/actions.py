@@ -76,6 +76,12 @@ def load(state: GameState, *, field: str = "state") -> Game:
     return checked(Game.from_state(state), field=field)
 
 
+def resumed(state: GameState) -> Game:
+    """The game of a state this referee answered with (:class:`~goti.referee.answered.
+    AnsweredStates`), without the checks it passed when the rules made it."""
+    return Game.from_own_state(state)
+
+
 def checked(game: Game, *, field: str = "state") -> Game:
     """``game`` (carried on from a state by :meth:`Game.from_state`) once it has passed the
     checks that need the rules (:func:`goti.referee.consistency.check_game`)."""

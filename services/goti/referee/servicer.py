@@ -95,7 +95,7 @@ def _game(
         raise convert.InvalidFieldError("state is required", field="state")
     known = None if answered is None else answered.find(request.state)
     if known is not None:
-        return actions.load(known)
+        return actions.resumed(known)
     return actions.checked(convert.game_from_proto(request.state))
 
 
