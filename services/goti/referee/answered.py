@@ -4,7 +4,8 @@ A table's next request brings back the state of the referee's last answer on it,
 byte (the tables service stores the answer's bytes and sends them back as they are).  Found
 here, that state needs no decoding and no second run of the checks (the wire's, the rules'
 and the referee's own consistency checks): it is what the rules produced from a game that
-passed them, and the game is carried on from it as it is (:func:`goti.referee.actions.resumed`).  A state not found (another replica answered, or it
+passed them, and the game is carried on from it as it is
+(:func:`goti.referee.actions.resumed`).  A state not found (another replica answered, or it
 aged out) is decoded and checked as any other; a forged or altered state never matches bytes
 this referee wrote, so the checks it must pass stay the same.
 """
