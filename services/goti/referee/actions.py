@@ -1,9 +1,10 @@
 """What the referee does with a game: start it, let a side act on it, write it as PDN.
 
 Pure functions over :mod:`goti.rules`; the servicer translates the wire to and from them.
-Every game they are given has passed :func:`load`, so the rules can trust it.  Besides the
-rules' own errors they raise :class:`RequestFieldError` for request values over Goti's limits
-or of the wrong shape, naming the request field in the caller's terms.
+Every game they are given has passed :func:`load`, now or (:func:`resumed`) when the rules
+made its state, so the rules can trust it.  Besides the rules' own errors they raise
+:class:`RequestFieldError` for request values over Goti's limits or of the wrong shape, naming
+the request field in the caller's terms.
 
 >>> game = start_game(ENGLISH)
 >>> play(game, "11-15").notation
@@ -77,8 +78,9 @@ def load(state: GameState, *, field: str = "state") -> Game:
 
 
 def resumed(state: GameState) -> Game:
-    """The game of a state this referee answered with (:class:`~goti.referee.answered.
-    AnsweredStates`), without the checks it passed when the rules made it."""
+    """The game of a state this referee answered with, found again among the
+    :class:`~goti.referee.answered.AnsweredStates`: carried on without the checks of
+    :func:`load`, which it passed when the rules made it."""
     return Game.from_own_state(state)
 
 
