@@ -84,7 +84,7 @@ def _text(value: object) -> str:
 
 async def _close_quietly(pubsub: PubSub) -> None:
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(pubsub.aclose(), _CLOSE_TIMEOUT)
+        await asyncio.wait_for(pubsub.aclose(), _CLOSE_TIMEOUT)  # type: ignore[no-untyped-call]
 
 
 PubSubT = TypeVar("PubSubT", PubSub, ClusterPubSub)
