@@ -8,7 +8,7 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import grpc
 import pytest
@@ -178,6 +178,27 @@ async def refusal(call: Awaitable[object]) -> ErrorStatus:
     assert status is not None, f"{error.code()} without a Goti status: {error.details()}"
     assert status.code is error.code()
     return status
+
+
+T = TypeVar("T")
+
+
+async def until_read(
+    read: Callable[[], Awaitable[T]],
+    holds: Callable[[T], bool],
+    *,
+    timeout: float = 30.0,
+    what: str = "timed out waiting",
+    every: float = 0.02,
+) -> T:
+    """Read (Redis, say) until what ``read()`` gives ``holds``; that value.  Fails with
+    ``what`` and the last value read after ``timeout`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not holds(value := await read()):
+        assert loop.time() < deadline, f"{what}: last read {value!r}"
+        await asyncio.sleep(every)
+    return value
 
 
 async def eventually(check: Callable[[], bool], timeout: float = WAIT_TIMEOUT) -> None:

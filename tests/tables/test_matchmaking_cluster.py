@@ -6,7 +6,6 @@ between its steps), settled by the seekers' own streams: both paired, or both le
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 
 import pytest
@@ -22,7 +21,7 @@ from goti.tables.runtime import clock_ms
 
 from .conftest import StartReplica, TablesReplica
 from .on_cluster import cluster_client, options, redis_url
-from .table_calls import Guest, eventually, new_guest
+from .table_calls import Guest, eventually, new_guest, until_read
 
 # The suite's own tests, collected again in this module (so run with its fixtures).
 from .test_ratings import (
@@ -238,8 +237,9 @@ async def test_a_cancel_during_a_stopped_pairing_answers_once_the_pairing_is_set
 
 async def _until_let_go(redis: RedisCluster, player_id: str, timeout: float = 30.0) -> None:
     """Wait until no pairing holds the player's seek (its stream settled the hold)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while await redis.hget(keys.seeker(player_id), "reserved") is not None:
-        assert loop.time() < deadline, "the hold was never settled"
-        await asyncio.sleep(0.02)
+    await until_read(
+        lambda: redis.hget(keys.seeker(player_id), "reserved"),
+        lambda reserved: reserved is None,
+        timeout=timeout,
+        what="the hold was never settled",
+    )

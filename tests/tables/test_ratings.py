@@ -51,6 +51,7 @@ from .table_calls import (
     new_guest,
     new_request_id,
     refusal,
+    until_read,
     watching,
 )
 from .test_tables_endings import ENDINGS, Game
@@ -169,11 +170,12 @@ async def _until_timer_gone(
 ) -> None:
     """Wait until a timer worker has handled the table's entry (in ``timers``) and dropped
     it."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while await redis.zscore(timers, table_id) is not None:
-        assert loop.time() < deadline, "the table's timer entry was never handled"
-        await asyncio.sleep(0.02)
+    await until_read(
+        lambda: redis.zscore(timers, table_id),
+        lambda score: score is None,
+        timeout=timeout,
+        what="the table's timer entry was never handled",
+    )
 
 
 async def _check_rated_rematch(

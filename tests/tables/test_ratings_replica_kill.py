@@ -37,7 +37,15 @@ from goti.tables import keys
 from goti.tables.rated_games import StoredRating, rating_field, rating_message
 
 from .conftest import StartReplica, TablesReplica
-from .table_calls import CALL_TIMEOUT, Guest, kinds, new_guest, new_request_id, watching
+from .table_calls import (
+    CALL_TIMEOUT,
+    Guest,
+    kinds,
+    new_guest,
+    new_request_id,
+    until_read,
+    watching,
+)
 from .tables_subprocess import replica_environment, tables_process, until_answering
 from .test_ratings import ANN_BEFORE, BOB_BEFORE
 from .test_seeking import color_of, first_move_reaches_the_other, seeking, until_paired
@@ -316,16 +324,19 @@ async def _check_rated_once(
 
 async def _until_seq_above(redis: Redis, table_id: str, seq: int) -> None:
     """Wait until the table's seq in Redis has passed ``seq``: a commit landed."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 30
-    while int(await redis.hget(keys.table_state(table_id), "seq") or 0) <= seq:
-        assert loop.time() < deadline, "the final move's commit never landed"
-        await asyncio.sleep(0.01)
+    await until_read(
+        lambda: redis.hget(keys.table_state(table_id), "seq"),
+        lambda stored: int(stored or 0) > seq,
+        what="the final move's commit never landed",
+        every=0.01,
+    )
 
 
 async def _until_timer_entry_gone(redis: Redis, table_id: str, timeout: float) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while await redis.zscore(keys.TIMERS, table_id) is not None:
-        assert loop.time() < deadline, "the game's timer entry was never handled"
-        await asyncio.sleep(0.05)
+    await until_read(
+        lambda: redis.zscore(keys.TIMERS, table_id),
+        lambda score: score is None,
+        timeout=timeout,
+        what="the game's timer entry was never handled",
+        every=0.05,
+    )

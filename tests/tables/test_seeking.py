@@ -10,7 +10,7 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import TypeVar, cast
+from typing import cast
 
 import grpc
 import pytest
@@ -33,10 +33,9 @@ from .table_calls import (
     first_legal,
     new_guest,
     new_request_id,
+    until_read,
     watching,
 )
-
-T = TypeVar("T")
 
 ENGLISH_UNTIMED = keys.seek_pool(game_pb2.VARIANT_ENGLISH, matchmaking_pb2.SEEK_TIMER_NONE, False)
 
@@ -367,16 +366,6 @@ def seek_waited_ms(seek: Seek, paired_at_ms: int) -> int:
 
 def color_of(role: int) -> game_pb2.Color.ValueType:
     return game_pb2.COLOR_WHITE if role == tables_pb2.ROLE_WHITE else game_pb2.COLOR_BLACK
-
-
-async def until_read(read: Callable[[], Awaitable[T]], holds: Callable[[T], bool]) -> T:
-    """Read until what ``read()`` gives ``holds``; that value."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 30
-    while not holds(value := await read()):
-        assert loop.time() < deadline, f"timed out waiting: last read {value!r}"
-        await asyncio.sleep(0.02)
-    return value
 
 
 async def until_redis(read: Callable[[], Awaitable[object]], *, present: bool) -> None:
