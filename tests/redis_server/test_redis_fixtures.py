@@ -149,7 +149,7 @@ async def test_the_sentinels_promote_the_replica_and_the_client_follows(
 ) -> None:
     sentinels = private_redis_sentinels
     old = sentinels.primary()
-    sentinel = Sentinel(sentinels.sentinel_addresses, socket_timeout=5.0)  # type: ignore[no-untyped-call]
+    sentinel = Sentinel(sentinels.sentinel_addresses, socket_timeout=5.0)
     primary = sentinel.master_for(SERVICE, socket_timeout=5.0, decode_responses=True)
     try:
         await primary.set("goti:fixture", "before")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from importlib.resources import files
-from pathlib import PurePath
 from typing import TypeAlias
 
 from redis import exceptions as redis_errors
@@ -29,25 +28,8 @@ _REFUSED_WHILE_UNAVAILABLE = (redis_errors.OutOfMemoryError, redis_errors.ReadOn
 the message."""
 
 
-_CLOSED_UNDER_A_WRITE = (("redis", "asyncio", "connection.py"), ("asyncio", "streams.py"))
-"""Where redis-py 8.1.0 lets an AttributeError or TypeError out of a connection closed while a
-command was being written to it (redis-py issue #4287), as when a cluster node fails over."""
-
-
 class StoreUnavailableError(Exception):
     """Redis could not be reached or did not answer in time."""
-
-
-def _raised_by_a_closed_connection(error: BaseException) -> bool:
-    """Whether ``error`` came from writing to a connection that was closed meanwhile: raised
-    by redis-py's connection or asyncio's stream writer itself, not by a caller."""
-    trace = error.__traceback__
-    if trace is None:
-        return False
-    while trace.tb_next is not None:
-        trace = trace.tb_next
-    where = PurePath(trace.tb_frame.f_code.co_filename).parts
-    return any(where[-len(tail) :] == tail for tail in _CLOSED_UNDER_A_WRITE)
 
 
 @contextlib.contextmanager
@@ -57,15 +39,6 @@ def reachable() -> Iterator[None]:
         yield
     except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as error:
         raise StoreUnavailableError(f"Redis did not answer: {error}") from error
-    except (AttributeError, TypeError) as error:
-        # redis-py has dropped that connection already; 8.2.0 raises ConnectionError here, but
-        # its cluster client pairs seekers more slowly (over a second on two replicas, where
-        # 8.1.0 takes a fraction of one), so Goti stays on 8.1.0 for now.
-        if _raised_by_a_closed_connection(error):
-            raise StoreUnavailableError(
-                f"Redis closed a connection mid-command: {error}"
-            ) from error
-        raise
     except _CLUSTER_IN_FLUX as error:
         # A cluster failing over or moving slots, still so once redis-py's own retries and
         # redirections (MOVED, ASK, TRYAGAIN) are spent.

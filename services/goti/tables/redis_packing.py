@@ -27,7 +27,7 @@ from redis.asyncio.sentinel import SentinelManagedConnection, SentinelManagedSSL
 from redis.connection import HiredisRespSerializer
 from redis.utils import HIREDIS_AVAILABLE
 
-_PACKER: Final = HiredisRespSerializer()
+_PACKER: Final = HiredisRespSerializer()  # type: ignore[no-untyped-call]  # untyped in redis-py 8.2.0
 
 
 class _HiredisPacking:

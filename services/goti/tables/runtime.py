@@ -111,7 +111,7 @@ def open_redis(url: str) -> Redis:
     named = sentinel_url(url)
     if named is None:
         return Redis(connection_pool=pack_in_c(BlockingConnectionPool.from_url(url, **pooled)))
-    sentinels = Sentinel(  # type: ignore[no-untyped-call]
+    sentinels = Sentinel(
         named.sentinels, sentinel_kwargs={**timeouts, "password": named.sentinel_password}
     )
     primary: Redis = sentinels.master_for(

@@ -84,7 +84,7 @@ def _text(value: object) -> str:
 
 async def _close_quietly(pubsub: PubSub) -> None:
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(pubsub.aclose(), _CLOSE_TIMEOUT)  # type: ignore[no-untyped-call]
+        await asyncio.wait_for(pubsub.aclose(), _CLOSE_TIMEOUT)
 
 
 PubSubT = TypeVar("PubSubT", PubSub, ClusterPubSub)
@@ -320,7 +320,12 @@ class ShardedSubscriber(_Subscriber[ClusterPubSub]):
                 await asyncio.sleep(_NODES_LOOK_SECONDS)
                 continue
             try:
-                message = await pubsub.get_sharded_message(target_node=node, timeout=_READ_SECONDS)
+                # No timeout: redis-py holds a node's connection for a bounded read until it
+                # ends, so SSUBSCRIBE and SUNSUBSCRIBE there would wait out the rest of it (a
+                # paired seek's stream ended a second late so); an unbounded read leaves the
+                # connection free for them.  The task is cancelled when redis-py replaces the
+                # node's client (see _read_every_node).
+                message = await pubsub.get_sharded_message(target_node=node, timeout=None)
             except asyncio.CancelledError:
                 raise
             except Exception as error:
