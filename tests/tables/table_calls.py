@@ -201,14 +201,20 @@ async def until_read(
     return value
 
 
-async def eventually(check: Callable[[], bool], timeout: float = WAIT_TIMEOUT) -> None:
-    """Wait until ``check()`` holds."""
+async def eventually(
+    check: Callable[[], bool],
+    timeout: float = WAIT_TIMEOUT,
+    *,
+    what: str = "timed out waiting",
+    every: float = 0.02,
+) -> None:
+    """Wait until ``check()`` holds; fails with ``what`` after ``timeout`` seconds."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not check():
         if loop.time() > deadline:
-            raise AssertionError("timed out waiting")
-        await asyncio.sleep(0.02)
+            raise AssertionError(what)
+        await asyncio.sleep(every)
 
 
 @dataclass

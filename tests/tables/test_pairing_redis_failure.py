@@ -35,7 +35,7 @@ from goti.tables.redis_calls import StoreUnavailableError, lua_script
 from goti_client import GotiClient, GotiError, MovePlayed, Seek, SeekPaired, Snapshot
 
 from .conftest import StartReplica, TablesReplica
-from .table_calls import redis_contents
+from .table_calls import eventually, redis_contents
 
 WAIT_SECONDS = 30.0
 """Generous: the machine running the tests may be busy."""
@@ -111,11 +111,7 @@ class Seeker:
 
 
 async def until(check: Callable[[], bool], what: str, timeout: float = WAIT_SECONDS) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        assert loop.time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.02)
+    await eventually(check, timeout, what=f"timed out waiting for {what}")
 
 
 async def new_seeker(

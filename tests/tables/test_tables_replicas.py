@@ -9,7 +9,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
@@ -22,7 +22,7 @@ from goti.api.v1 import tables_pb2
 from goti.settings import Settings
 
 from .conftest import StartReplica
-from .table_calls import Guest, first_legal, new_guest, resuming
+from .table_calls import Guest, eventually, first_legal, new_guest, resuming
 from .tables_subprocess import replica_environment, tables_process, until_answering
 
 RETRY_SECONDS = 60.0
@@ -80,12 +80,8 @@ async def _start_game(channel: grpc.aio.Channel) -> Game:
     return Game(ann, bob, joined.table)
 
 
-async def _until(check: object, timeout: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():  # type: ignore[operator]
-        assert loop.time() < deadline, "timed out waiting"
-        await asyncio.sleep(0.05)
+async def _until(check: Callable[[], bool], timeout: float = 30.0) -> None:
+    await eventually(check, timeout, every=0.05)
 
 
 async def test_a_replica_shutting_down_sends_its_watchers_elsewhere(

@@ -13,7 +13,15 @@ from goti.tables.keys import KeySpace
 from goti.tables.options import TablesOptions
 
 from .conftest import StartReplica
-from .table_calls import CALL_TIMEOUT, WAIT_TIMEOUT, first_legal, new_guest, refusal, watching
+from .table_calls import (
+    CALL_TIMEOUT,
+    WAIT_TIMEOUT,
+    first_legal,
+    new_guest,
+    refusal,
+    until_read,
+    watching,
+)
 
 
 async def test_a_turn_timer_that_runs_out_plays_a_move(channel: grpc.aio.Channel) -> None:
@@ -83,11 +91,13 @@ async def test_a_table_nobody_joins_is_cleared_away(
         listed = await tables.ListTables(tables_pb2.ListTablesRequest(), timeout=CALL_TIMEOUT)
         return not listed.tables and not await redis.exists(kept.state)
 
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + WAIT_TIMEOUT
-    while not await gone():
-        assert loop.time() < deadline, "the waiting table was never cleared away"
-        await asyncio.sleep(0.05)
+    await until_read(
+        gone,
+        lambda cleared: cleared,
+        timeout=WAIT_TIMEOUT,
+        what="the waiting table was never cleared away",
+        every=0.05,
+    )
     status = await refusal(ann.get(table.table_id))
     assert status.reason == "TABLE_NOT_FOUND"
     status = await refusal(ann.join(table.code))
