@@ -11,13 +11,18 @@ Three steps, each its own subcommand, each rerunnable:
    move.  The evaluation is linear in its weights (:mod:`goti.ai.evaluation` gives each
    position's features), so the fit minimizes the logistic loss
    ``mean((result - sigmoid(K * score / 100)) ** 2)`` first over the scale ``K`` with today's
-   weights, then over the weights by gradient descent; a fifth of the games, chosen by game,
+   weights, then over the weights by gradient descent; the games of a fifth of the openings
    are held out and their loss reported before and after.
 3. The weights printed by ``fit`` go into ``goti.ai.evaluation``; ``bench/match.py`` then
    says whether they play better.
 
+Instead of step 1, ``matches`` takes the games of ``bench/match.py``'s result files (played at
+match time controls, a stronger game than the tuning games' few tens of ms) into the same
+files, so that ``fit`` can learn from them too.
+
     .venv/bin/python -m bench.tune_evaluation games --variant both --minutes 30
     .venv/bin/python -m bench.tune_evaluation fit --variant both
+    .venv/bin/python -m bench.tune_evaluation matches bench/results/ai_match_*hard*.json
 
 Generated data lives under ``/tmp/goti-tune`` unless ``--data`` names another folder: it is
 big and can be remade, so it stays out of git.
@@ -30,6 +35,7 @@ import json
 import math
 import sys
 import time
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -93,6 +99,38 @@ def generate_games(variant: str, data: Path, deadline: float, movetimes: list[in
             played += 1
         round_number += 1
     return played
+
+
+def collect_match_games(paths: Sequence[Path], data: Path) -> dict[str, int]:
+    """Append every game of ``bench/match.py`` result files to the variants' game files, in
+    the records ``generate_games`` writes; returns how many each variant got."""
+    opening_plies = {
+        variant: {str(o["id"]): len(o["moves"]) for o in openings(variant, None)}
+        for variant in ("english", "russian")
+    }
+    data.mkdir(parents=True, exist_ok=True)
+    added = {"english": 0, "russian": 0}
+    for path in paths:
+        report = json.loads(path.read_text())
+        records = [
+            {
+                "variant": game["variant"],
+                "opening": game["opening_id"],
+                "opening_plies": opening_plies[game["variant"]][str(game["opening_id"])],
+                "pairing": f"{path.stem}: {report['first']}-{report['second']}",
+                "white_result": white_result(game["first_plays"], game["score"]),
+                "termination": game["termination"],
+                "moves": game["moves"],
+            }
+            for game in report.get("games", [])
+        ]
+        for variant in added:
+            chosen = [r for r in records if r["variant"] == variant]
+            if chosen:
+                with (data / f"games_{variant}.jsonl").open("a") as sink:
+                    sink.writelines(json.dumps(r) + "\n" for r in chosen)
+                added[variant] += len(chosen)
+    return added
 
 
 FEATURES = (
@@ -199,17 +237,19 @@ def _bits_of(board: int) -> list[int]:
 
 def quiet_positions(
     data: Path, variant: Variant, skip_plies: int
-) -> tuple[list[tuple[Sparse, float, int]], list[int]]:
+) -> tuple[list[tuple[Sparse, float, int]], list[int], list[str]]:
     """Every quiet position of the variant's games: its terms, its result for the side to
     move and the game's number; beside them, today's evaluation of each (a check on the
-    terms)."""
+    terms), and each game's opening."""
     samples: list[tuple[Sparse, float, int]] = []
     today: list[int] = []
+    game_openings: list[str] = []
     evaluate = evaluation.make_evaluator(variant)
     backwards, flying = variant.men_capture_backwards, variant.flying_kings
     path = data / f"games_{variant.name}.jsonl"
     for number, line in enumerate(path.read_text().splitlines()):
         record = json.loads(line)
+        game_openings.append(str(record["opening"]))
         game = Game(variant)
         for ply, text in enumerate(record["moves"]):
             if ply >= record["opening_plies"] + skip_plies:
@@ -225,7 +265,14 @@ def quiet_positions(
                     samples.append((features(variant, mine, theirs, kings, white), result, number))
                     today.append(evaluate(mine, theirs, kings, white))
             game.play(text)
-    return samples, today
+    return samples, today, game_openings
+
+
+def held_out(opening: str) -> bool:
+    """Whether a game from this opening is held out of the fit: a fifth of the openings, so
+    that no held-out game is a replay of a fitted one (deterministic levels replay a game
+    move for move wherever the same players meet on the same opening)."""
+    return zlib.crc32(opening.encode()) % 5 == 0
 
 
 def _sigmoid(x: float) -> float:
@@ -287,12 +334,12 @@ def descend(
 def fit_variant(name: str, data: Path, skip_plies: int, epochs: int) -> dict[str, object]:
     """Fit one variant's weights; print and return the losses and the weights."""
     variant = find_variant(name)
-    samples, today = quiet_positions(data, variant, skip_plies)
+    samples, today, game_openings = quiet_positions(data, variant, skip_plies)
     start = current_weights(variant)
     gaps = [abs(score_of(start, s[0]) - t) for s, t in zip(samples, today, strict=True)]
     drift = sum(gaps) / len(gaps)
-    held = [s for s in samples if s[2] % 5 == 0]
-    train = [s for s in samples if s[2] % 5 != 0]
+    held = [s for s in samples if held_out(game_openings[s[2]])]
+    train = [s for s in samples if not held_out(game_openings[s[2]])]
     k = fit_scale(start, train)
     before = (loss(start, train, k), loss(start, held, k))
     fitted = descend(start, train, k, epochs)
@@ -323,12 +370,19 @@ def main(argv: list[str] | None = None) -> int:
     games.add_argument("--variant", choices=["english", "russian", "both"], default="both")
     games.add_argument("--minutes", type=float, default=30.0, help="wall time, all variants")
     games.add_argument("--movetime", type=int, nargs="+", default=[20, 40], help="ms a move")
+    matches = commands.add_parser("matches", help="take the games of match result files")
+    matches.add_argument("results", type=Path, nargs="+", help="bench/match.py result files")
     fit = commands.add_parser("fit", help="fit the weights to the games")
     fit.add_argument("--variant", choices=["english", "russian", "both"], default="both")
     fit.add_argument("--skip-plies", type=int, default=6, help="plies after the opening skipped")
     fit.add_argument("--epochs", type=int, default=300)
     fit.add_argument("--out", type=Path, default=None, help="a JSON file for the fitted weights")
     args = parser.parse_args(argv)
+    if args.command == "matches":
+        added = collect_match_games(args.results, args.data)
+        for variant, count in added.items():
+            print(f"{variant}: {count} games to {args.data / f'games_{variant}.jsonl'}")
+        return 0
     variants = ["english", "russian"] if args.variant == "both" else [args.variant]
     if args.command == "games":
         share = args.minutes * 60 / len(variants)
