@@ -49,6 +49,9 @@ def test_a_position_scores_the_same_for_either_colour(variant_name: str) -> None
 @pytest.mark.parametrize("variant_name", ["english", "russian"])
 def test_the_fitted_weights_keep_material_first(variant_name: str) -> None:
     weights = weights_for(find_variant(variant_name))
-    assert weights.king > weights.man > 4 * max(weights.man_table)
-    assert min(weights.man_table) >= 0
+    # The best square a man can stand on is worth less than half a man more than the worst,
+    # so no shuffle of men outweighs a man taken.
+    table = weights.man_table
+    assert weights.king > weights.man > 2 * (max(table) - min(table[4:]))
+    assert min(table) >= 0
     assert weights.man_trade > 0 and weights.king_trade > 0

@@ -21,7 +21,8 @@ What it knows, in both variants:
   for mobility tell whether the side to move can move at all; the search turns ``-WIN``
   into a loss at the ply where the position stands.
 
-The weights are fitted to Goti's own games by Texel's method (``bench/tune_evaluation.py``).
+The weights are fitted by Texel's method (``bench/tune_evaluation.py``) to Goti's own games at
+match time controls: Hard and Master against each other and against the frozen baseline.
 """
 
 from __future__ import annotations
@@ -84,28 +85,27 @@ def _cone(square: int, white: bool) -> int:
 
 # Square tables for a White man, rank 8 at the top (a White man is never on row 0).  Black's
 # tables are the same rotated half a turn.  Values in hundredths of a man, fitted to Goti's
-# games by ``bench/tune_evaluation.py`` (the man's value is what they add to).
+# games by ``bench/tune_evaluation.py`` (the man's value is what they add to: the fit's table
+# is shifted up until no square is below 0, and the man's value down as much).
 _ENGLISH_WHITE_MAN: Final = [
     0, 0, 0, 0,
-    6, 22, 17, 23,
-    12, 8, 20, 18,
-    3, 8, 14, 10,
-    7, 10, 10, 14,
-    17, 0, 23, 3,
-    14, 10, 3, 9,
-    8, 15, 14, 22,
+    9, 30, 25, 29,
+    17, 16, 25, 23,
+    3, 13, 14, 13,
+    5, 12, 7, 25,
+    31, 0, 26, 11,
+    18, 24, 20, 15,
+    7, 26, 35, 37,
 ]  # fmt: skip
-# Russian keeps its hand-set table: the fit to Goti's games lowered the held-out loss too
-# little to show in a match (the README's computer player section).
 _RUSSIAN_WHITE_MAN: Final = [
     0, 0, 0, 0,
-    14, 14, 14, 12,
-    10, 12, 12, 8,
-    4, 12, 12, 6,
-    6, 12, 12, 4,
-    4, 8, 8, 2,
-    4, 4, 4, 2,
-    2, 10, 10, 4,
+    15, 17, 17, 15,
+    13, 15, 15, 6,
+    7, 15, 14, 8,
+    3, 15, 14, 10,
+    3, 7, 13, 3,
+    3, 11, 8, 3,
+    0, 14, 17, 13,
 ]  # fmt: skip
 # Rows advanced from the own back row, for the endgame push.
 _WHITE_ADVANCE: Final = [7 - (s - 1) // 4 if s > 4 else 0 for s in range(1, 33)]
@@ -213,30 +213,30 @@ class Weights:
     """What being the side to move is worth."""
 
 
-# English fitted by Texel's method to Goti's own games (``bench/tune_evaluation.py``; the README's
-# computer player section gives the figures).
+# Both fitted by Texel's method to the games of Goti's matches (``bench/tune_evaluation.py
+# matches``, then ``fit``; the README's computer player section gives the figures).
 ENGLISH_WEIGHTS: Final = Weights(
-    man=103,
-    king=140,
-    man_trade=107,
-    king_trade=138,
+    man=105,
+    king=132,
+    man_trade=116,
+    king_trade=130,
     man_table=tuple(_ENGLISH_WHITE_MAN),
-    advance=2,
-    mobility=1,
+    advance=-3,
+    mobility=0,
     runaway=34,
-    king_square=6,
-    tempo=3,
+    king_square=4,
+    tempo=2,
 )
 RUSSIAN_WEIGHTS: Final = Weights(
-    man=100,
-    king=280,
-    man_trade=100,
-    king_trade=280,
+    man=109,
+    king=277,
+    man_trade=106,
+    king_trade=277,
     man_table=tuple(_RUSSIAN_WHITE_MAN),
-    advance=4,
-    mobility=8,
-    runaway=120,
-    king_square=4,
+    advance=-9,
+    mobility=14,
+    runaway=121,
+    king_square=49,
     tempo=0,
 )
 
@@ -262,8 +262,8 @@ def make_evaluator(variant: Variant) -> Evaluator:
     mobility_weight = weights.mobility
     runaway_value = weights.runaway
     white_man_table = weights.man_table
-    # Five planes for a man's square, three for its advance, four for a king's square.
-    men_planes = (_planes(_rotated(white_man_table), 5), _planes(white_man_table, 5))
+    # Six planes for a man's square, three for its advance, four for a king's square.
+    men_planes = (_planes(_rotated(white_man_table), 6), _planes(white_man_table, 6))
     advance_planes = (_planes(_rotated(_WHITE_ADVANCE), 3), _planes(_WHITE_ADVANCE, 3))
     king0, king1, king2, king3 = _planes(king_table(flying), 4)
     cones = (BLACK_CONES, WHITE_CONES)
@@ -363,21 +363,23 @@ def make_evaluator(variant: Variant) -> Evaluator:
         score = man_value * men_ahead + king_value * kings_ahead + tempo
         score += (man_trade * men_ahead + king_trade * kings_ahead) * (24 - pieces) // 24
         black = not white
-        plane0, plane1, plane2, plane3, plane4 = men_planes[white]
+        plane0, plane1, plane2, plane3, plane4, plane5 = men_planes[white]
         score += (
             (my_men & plane0).bit_count()
             + ((my_men & plane1).bit_count() << 1)
             + ((my_men & plane2).bit_count() << 2)
             + ((my_men & plane3).bit_count() << 3)
             + ((my_men & plane4).bit_count() << 4)
+            + ((my_men & plane5).bit_count() << 5)
         )
-        plane0, plane1, plane2, plane3, plane4 = men_planes[black]
+        plane0, plane1, plane2, plane3, plane4, plane5 = men_planes[black]
         score -= (
             (their_men & plane0).bit_count()
             + ((their_men & plane1).bit_count() << 1)
             + ((their_men & plane2).bit_count() << 2)
             + ((their_men & plane3).bit_count() << 3)
             + ((their_men & plane4).bit_count() << 4)
+            + ((their_men & plane5).bit_count() << 5)
         )
         if pieces < 20:
             plane0, plane1, plane2 = advance_planes[white]
