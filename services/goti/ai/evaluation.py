@@ -9,10 +9,12 @@ What it knows, in both variants:
 
 - material, with kings worth more than men, far more in Russian where they fly;
 - men: back-rank guard (the bridge squares that keep the opponent from crowning), centre,
-  and advancement, which matters more as the board empties;
+  and advancement, read from each square's worth; a term for advancement as the board
+  empties, which the fit made a slight brake in both variants;
 - runaway men: a man that no opponent piece can stop from crowning is nearly a king;
-- mobility: the number of quiet moves each side has;
-- tempo: a few hundredths for being the side to move;
+- mobility: the number of quiet moves each side has (Russian only: the English fit gave it
+  no weight);
+- tempo: a few hundredths for being the side to move (English);
 - the endgame: the side ahead trades down; with kings only, the stronger side closes in on
   the weaker one and takes its mobility away while a lone king runs for a double corner
   (English) or holds the main diagonal (Russian), where one king draws against up to three;
