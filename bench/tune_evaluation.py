@@ -338,8 +338,9 @@ def fit_variant(name: str, data: Path, skip_plies: int, epochs: int) -> dict[str
     start = current_weights(variant)
     gaps = [abs(score_of(start, s[0]) - t) for s, t in zip(samples, today, strict=True)]
     drift = sum(gaps) / len(gaps)
-    held = [s for s in samples if held_out(game_openings[s[2]])]
-    train = [s for s in samples if not held_out(game_openings[s[2]])]
+    held_games = {number for number, opening in enumerate(game_openings) if held_out(opening)}
+    held = [s for s in samples if s[2] in held_games]
+    train = [s for s in samples if s[2] not in held_games]
     k = fit_scale(start, train)
     before = (loss(start, train, k), loss(start, held, k))
     fitted = descend(start, train, k, epochs)

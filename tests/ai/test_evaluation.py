@@ -50,7 +50,8 @@ def test_a_position_scores_the_same_for_either_colour(variant_name: str) -> None
 def test_the_fitted_weights_keep_material_first(variant_name: str) -> None:
     weights = weights_for(find_variant(variant_name))
     # The best square a man can stand on is worth less than half a man more than the worst,
-    # so no shuffle of men outweighs a man taken.
+    # so no shuffle of men outweighs a man taken (squares 1-4, White's crowning row, hold no
+    # White man).
     table = weights.man_table
     assert weights.king > weights.man > 2 * (max(table) - min(table[4:]))
     assert min(table) >= 0
