@@ -344,13 +344,15 @@ def machine() -> dict[str, Any]:
     }
 
 
-def openings(variant: str, count: int | None) -> list[dict[str, Any]]:
-    """``count`` openings spread evenly over the variant's table (all when None)."""
+def openings(variant: str, count: int | None, shift: int = 0) -> list[dict[str, Any]]:
+    """``count`` openings spread evenly over the variant's table (all when None), starting
+    ``shift`` places in: a shift of half the spacing picks openings none of the unshifted
+    spread holds, for a second match that does not replay the first one's games."""
     table: list[dict[str, Any]] = json.loads(OPENINGS.read_text())[variant]["openings"]
     if count is None or count >= len(table):
         return table
     step = len(table) / count
-    return [table[int(i * step)] for i in range(count)]
+    return [table[(int(i * step) + shift) % len(table)] for i in range(count)]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -361,6 +363,12 @@ def _parser() -> argparse.ArgumentParser:
     opponent.add_argument("--engine", help="a command running an engine for the second player")
     parser.add_argument("--variant", choices=["english", "russian", "both"], default="both")
     parser.add_argument("--openings", type=int, default=None, help="openings per variant")
+    parser.add_argument(
+        "--opening-shift",
+        type=int,
+        default=0,
+        help="start the spread of openings this many places into the table",
+    )
     parser.add_argument("--movetime", type=int, default=None, help="CPU ms per move for both")
     parser.add_argument(
         "--second-movetime",
@@ -394,7 +402,7 @@ def _tasks(args: argparse.Namespace, variants: list[str]) -> list[GameTask]:
     second_movetime = args.movetime if args.second_movetime is None else args.second_movetime
     tasks = []
     for variant in variants:
-        for number, opening in enumerate(openings(variant, args.openings)):
+        for number, opening in enumerate(openings(variant, args.openings, args.opening_shift)):
             for first_plays in ("black", "white"):
                 tasks.append(
                     GameTask(
