@@ -50,6 +50,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from goti.ai import Level, choose_move
+from goti.ai.endgames.probing import IncompleteTablesError
+from goti.ai.player import use_master_tables
 from goti.benchmarking import cpu_model
 from goti.rules.color import Color
 from goti.rules.game import Game
@@ -389,6 +391,13 @@ def _parser() -> argparse.ArgumentParser:
         help="send the engine the game's first position and its moves (moves=, as goti engine "
         "reads them), so that it sees the whole game as Goti's levels in this process do",
     )
+    parser.add_argument(
+        "--master-endgames",
+        type=Path,
+        default=None,
+        help="a folder of endgame tables that Master reads in this process (as the AI "
+        "service's GOTI_AI_MASTER_ENDGAMES), e.g. five-piece ones from goti endgames build",
+    )
     parser.add_argument("--max-plies", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=1)
@@ -466,14 +475,22 @@ def _report(
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        master_pieces = use_master_tables(args.master_endgames)  # checked before a game starts
+    except IncompleteTablesError as error:
+        parser.error(str(error))
     variants = ["english", "russian"] if args.variant == "both" else [args.variant]
     tasks = _tasks(args, variants)
     started = time.monotonic()
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+    with ProcessPoolExecutor(
+        max_workers=args.jobs, initializer=use_master_tables, initargs=(args.master_endgames,)
+    ) as pool:
         results = list(pool.map(play_game, tasks))
     wall = time.monotonic() - started
     report = _report(args, variants, results, wall)
+    report["master_endgame_pieces"] = master_pieces
 
     label = "engine" if args.engine else args.second
     out = args.out or RESULTS / f"ai_match_{args.first}_vs_{label}.json"

@@ -261,6 +261,12 @@ def _endgame_pieces(text: str) -> int:
     return int(text)
 
 
+def _positive_int(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, not {text!r}")
+    return int(text)
+
+
 def _add_variant(parser: argparse.ArgumentParser, help_line: str = "english or russian") -> None:
     parser.add_argument("--variant", type=_variant, default="english", help=help_line)
 
@@ -331,6 +337,12 @@ def _add_endgames(commands: argparse._SubParsersAction[_Parser]) -> None:
     )
     verify_parser.add_argument(
         "--pieces", type=_endgame_pieces, help="check only tables of up to this many pieces"
+    )
+    build_parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=1,
+        help="processes solving the tables of one level at once (default: 1)",
     )
     shipped = "(default: the tables shipped with Goti)"
     build_parser.add_argument("--out", type=Path, help=f"the folder to write to {shipped}")

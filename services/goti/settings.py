@@ -172,6 +172,16 @@ class Settings:
         "takes about 60 MB more)",
         values.positive_count,
     )
+    ai_master_endgames: str = _env(
+        "GOTI_AI_MASTER_ENDGAMES",
+        "",
+        "Folder of larger endgame tables for Master alone, made by goti endgames build "
+        "--pieces 5 --out FOLDER (each variant it holds a whole set of; the others, and the "
+        "other levels, read the shipped four-piece tables): up to 139 MB more in each search "
+        "process that plays Master, a variant; unset: Master reads the shipped tables too",
+        values.path,
+        shown_default="",
+    )
     log_level: str = _env(
         "GOTI_LOG_LEVEL",
         "info",

@@ -28,6 +28,11 @@ SAMPLES: dict[str, tuple[str, str, object]] = {
     "GOTI_REDIS_SHARDS": ("64", "redis_shards", 64),
     "GOTI_REDIS_WAIT_REPLICAS": ("1", "redis_wait_replicas", 1),
     "GOTI_REDIS_WAIT_TIMEOUT_SECONDS": ("2", "redis_wait_timeout_seconds", 2.0),
+    "GOTI_AI_MASTER_ENDGAMES": (
+        "/var/lib/goti/endgames",
+        "ai_master_endgames",
+        "/var/lib/goti/endgames",
+    ),
     "GOTI_DATA_DIR": ("/srv/goti", "data_dir", "/srv/goti"),
     "GOTI_AI_WORKERS": ("3", "ai_workers", 3),
     "GOTI_AI_SEARCH_MEMORY_MB": ("64", "ai_search_memory_mb", 64),

@@ -5,11 +5,14 @@ from __future__ import annotations
 import logging
 from concurrent.futures import Executor
 from functools import partial
+from pathlib import Path
 
 import grpc
 
 from goti import serving
+from goti.ai.endgames.probing import IncompleteTablesError
 from goti.ai.kernel_build import compiled_kernel_modules, describe_kernel_build
+from goti.ai.player import use_master_tables
 from goti.ai.servicer import available_cpus, bind, search_pool
 from goti.settings import Settings
 
@@ -17,15 +20,21 @@ log = logging.getLogger("goti.ai")
 
 
 async def _bind_saying_the_build(
-    server: grpc.aio.Server, *, pool: Executor, workers: int
+    server: grpc.aio.Server, *, pool: Executor, workers: int, master_pieces: dict[str, int]
 ) -> list[str]:
     """:func:`~goti.ai.servicer.bind`, first logging which build of the search runs here
-    (once logging is set up): its workers import the same modules from the same path."""
+    (once logging is set up; its workers import the same modules from the same path) and
+    how many pieces Master's endgame tables hold in each variant."""
     build = describe_kernel_build()
     log.info(
         "search: %s",
         build,
         extra={"search_build": build, "compiled": list(compiled_kernel_modules())},
+    )
+    log.info(
+        "Master's endgame tables: %s",
+        ", ".join(f"{variant} up to {pieces} pieces" for variant, pieces in master_pieces.items()),
+        extra={"master_endgame_pieces": master_pieces},
     )
     return await bind(server, pool=pool, workers=workers)
 
@@ -36,11 +45,20 @@ def run(settings: Settings, *, port: int | None = None, workers: int | None = No
     The default is ``GOTI_AI_WORKERS``, and when that is 0, one per CPU available.
     """
     count = workers or settings.ai_workers or available_cpus()
-    pool = search_pool(count, search_memory_mb=settings.ai_search_memory_mb)
+    master_endgames = Path(settings.ai_master_endgames) if settings.ai_master_endgames else None
     try:
-        serving.run_service(
-            "ai", partial(_bind_saying_the_build, pool=pool, workers=count), settings, port=port
-        )
+        # Checked here, before a worker starts: one that failed to would break the pool.
+        master_pieces = use_master_tables(master_endgames)
+    except IncompleteTablesError as error:
+        raise SystemExit(f"GOTI_AI_MASTER_ENDGAMES: {error}") from None
+    pool = search_pool(
+        count, search_memory_mb=settings.ai_search_memory_mb, master_endgames=master_endgames
+    )
+    bind_logging = partial(
+        _bind_saying_the_build, pool=pool, workers=count, master_pieces=master_pieces
+    )
+    try:
+        serving.run_service("ai", bind_logging, settings, port=port)
     finally:
         pool.shutdown(cancel_futures=True)
 

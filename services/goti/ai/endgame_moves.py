@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from goti.ai.endgames import Outcome, shipped_tables
+from goti.ai.endgames import EndgameTables, Outcome, shipped_tables
 from goti.rules.position import Position
 
 
@@ -36,9 +36,13 @@ class TableChoice:
     """For a win or a loss, the plies to conversion, the move included (0 for a draw)."""
 
 
-def table_choice(position: Position) -> TableChoice | None:
-    """The tables' choice for the side to move, None where they do not cover the position."""
-    tables = shipped_tables(position.variant)
+def table_choice(position: Position, tables: EndgameTables | None = None) -> TableChoice | None:
+    """The tables' choice for the side to move, None where they do not cover the position.
+
+    ``tables`` must be a whole set (the shipped ones by default): a move into a material
+    they lack would read as one that ends the game."""
+    if tables is None:
+        tables = shipped_tables(position.variant)
     if (position.white | position.black).bit_count() > tables.max_pieces:
         return None
     if tables.lookup(position) is None:

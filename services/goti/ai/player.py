@@ -9,10 +9,12 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from goti.ai.endgame_moves import TableVerdict, table_choice
-from goti.ai.endgames import shipped_tables
+from goti.ai.endgames import EndgameTables, shipped_tables
+from goti.ai.endgames.probing import complete_tables
 from goti.ai.evaluation import WIN
 from goti.ai.levels import SETTINGS, Level, LevelSettings
 from goti.ai.opening_book import BookMove, shipped_book
@@ -28,6 +30,7 @@ from goti.rules.game import GameState
 from goti.rules.movegen import RawMove, capturers
 from goti.rules.moves import Move
 from goti.rules.position import Position
+from goti.rules.variants import ENGLISH, RUSSIAN, Variant
 
 LOSING: Final = 70
 """At this many hundredths of a man behind, the computer judges itself losing."""
@@ -128,14 +131,61 @@ def limit_search_memory(megabytes: float) -> int:
     return _MEMORIES.resize(megabytes)
 
 
-def _searcher(state: GameState, *, timed: bool, contempt: int = 0) -> Searcher:
+class _MasterTables:
+    """The endgame tables Master reads, a set a variant: a folder's larger set where one was
+    given (:func:`use_master_tables`), else the shipped ones that the other levels read."""
+
+    def __init__(self) -> None:
+        self._by_variant: dict[str, EndgameTables] = {}
+
+    def use(self, folder: Path | None) -> dict[str, int]:
+        found: dict[str, EndgameTables] = {}
+        if folder is not None:
+            for variant in (ENGLISH, RUSSIAN):
+                tables = complete_tables(variant, folder)  # raises before anything changes
+                if tables is not None:
+                    found[variant.name] = tables
+        self._by_variant = found
+        return {variant.name: self.of(variant).max_pieces for variant in (ENGLISH, RUSSIAN)}
+
+    def of(self, variant: Variant) -> EndgameTables:
+        return self._by_variant.get(variant.name) or shipped_tables(variant)
+
+
+_MASTER_TABLES: Final = _MasterTables()
+
+
+def use_master_tables(folder: Path | None) -> dict[str, int]:
+    """From now on Master reads the tables in ``folder`` for each variant it holds a whole
+    set of (``goti endgames build --pieces 5 --out FOLDER``), the shipped ones otherwise;
+    None: the shipped ones for both.  Returns the most pieces Master's tables hold, by
+    variant.  Raises :class:`~goti.ai.endgames.probing.IncompleteTablesError`, changing
+    nothing, when the folder holds only part of a variant's set.
+
+    The other levels keep the shipped tables: a level's strength is part of what it
+    promises, and Master's larger tables take memory in every process that plays it (139 MB
+    a variant for the five-piece tables, loaded a material at a time as probes reach them).
+    """
+    return _MASTER_TABLES.use(folder)
+
+
+def level_tables(level: Level, variant: Variant) -> EndgameTables:
+    """The endgame tables a level reads in this process, for a variant."""
+    return _MASTER_TABLES.of(variant) if level is Level.MASTER else shipped_tables(variant)
+
+
+def _searcher(
+    state: GameState, *, timed: bool, contempt: int = 0, tables: EndgameTables | None = None
+) -> Searcher:
     """A search from ``state``: for the timed levels with the memory this process kept and the
-    endgame tables at the leaves; for Easy and Normal, which score every move at their own
-    depth, with neither, since deeper knowledge would change what they promise."""
+    endgame tables at the leaves (``tables``, the shipped ones by default); for Easy and
+    Normal, which score every move at their own depth, with neither, since deeper knowledge
+    would change what they promise."""
     if not timed:
         return Searcher(state.position, history=state.repetition, quiet_plies=state.quiet_plies)
     variant = state.position.variant
-    tables = shipped_tables(variant)
+    if tables is None:
+        tables = shipped_tables(variant)
     return Searcher(
         state.position,
         history=state.repetition,
@@ -174,10 +224,13 @@ def choose_move(
         booked = shipped_book(position.variant).choose(position, random.Random(seed))
         if booked is not None:
             return _book_result(position, booked, started)
-    searcher = _searcher(state, timed=settings.depth is None, contempt=settings.contempt)
+    tables = level_tables(chosen_level, position.variant)
+    searcher = _searcher(
+        state, timed=settings.depth is None, contempt=settings.contempt, tables=tables
+    )
     moves = list(position.legal_moves)
     if settings.depth is None:
-        from_tables = table_choice(position)
+        from_tables = table_choice(position, tables)
         drawing = (
             from_tables.moves
             if from_tables is not None and from_tables.verdict is TableVerdict.DRAW
@@ -296,7 +349,11 @@ def decide_draw(state: GameState, level: Level | str) -> DrawDecision:
     chosen_level = _level(level)
     settings = SETTINGS[chosen_level]
     position = _playable(state)
-    searcher = _searcher(state, timed=settings.depth is None)
+    searcher = _searcher(
+        state,
+        timed=settings.depth is None,
+        tables=level_tables(chosen_level, position.variant),
+    )
     if settings.depth is None:
         score = searcher.iterate(SearchLimits(cpu_seconds=settings.cpu_seconds)).score
     else:

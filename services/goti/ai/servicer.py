@@ -15,6 +15,7 @@ import signal
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from functools import partial
+from pathlib import Path
 from typing import Any, Final, Never, TypeAlias
 
 import grpc
@@ -26,6 +27,7 @@ from goti.ai.player import (
     choose_move,
     decide_draw,
     limit_search_memory,
+    use_master_tables,
 )
 from goti.api import convert
 from goti.api.error_status import ErrorStatus
@@ -66,16 +68,22 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _start_worker(search_memory_mb: float) -> None:
+def _start_worker(search_memory_mb: float, master_endgames: Path | None) -> None:
     _ignore_interrupts()
     limit_search_memory(search_memory_mb)
+    use_master_tables(master_endgames)
 
 
 def search_pool(
-    workers: int, *, search_memory_mb: float = DEFAULT_SEARCH_MEMORY_MB
+    workers: int,
+    *,
+    search_memory_mb: float = DEFAULT_SEARCH_MEMORY_MB,
+    master_endgames: Path | None = None,
 ) -> ProcessPoolExecutor:
     """Worker processes for the search, each keeping search memories (the transposition
-    tables of the timed levels) of at most ``search_memory_mb`` when full.
+    tables of the timed levels) of at most ``search_memory_mb`` when full, and giving Master
+    the endgame tables in ``master_endgames`` (:func:`~goti.ai.player.use_master_tables`:
+    check the folder with it first, since a worker that fails to start breaks the pool).
 
     Started from a fork server, not forked from the gRPC process: forking a process that
     runs gRPC's threads is unsafe.
@@ -84,7 +92,7 @@ def search_pool(
         max_workers=workers,
         mp_context=multiprocessing.get_context("forkserver"),
         initializer=_start_worker,
-        initargs=(search_memory_mb,),
+        initargs=(search_memory_mb, master_endgames),
     )
 
 

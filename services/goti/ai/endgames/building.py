@@ -15,7 +15,9 @@ import time
 from array import array
 from collections import Counter, deque
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
 from goti.ai.endgames.indexing import Index, Material, materials
@@ -187,8 +189,19 @@ def build(
     max_pieces: int,
     out: Path | None,
     on_table: Callable[[TableReport], None] | None = None,
+    *,
+    jobs: int = 1,
 ) -> tuple[EndgameTables, list[TableReport]]:
-    """Solve every table of 2 to ``max_pieces`` pieces; write each under ``out`` if given."""
+    """Solve every table of 2 to ``max_pieces`` pieces; write each under ``out`` if given.
+
+    With ``jobs`` above 1 the tables of one level are solved by that many processes at once,
+    each reading the levels below from ``out`` (which is then required); the files are the
+    same as one process writes.
+    """
+    if jobs > 1:
+        if out is None:
+            raise ValueError("a build in several processes needs a folder to write to")
+        return _build_in_processes(variant, max_pieces, out, on_table, jobs)
     tables = EndgameTables(variant, out, load=False)
     reports = []
     for unit in units(materials(max_pieces)):
@@ -200,6 +213,52 @@ def build(
             if on_table is not None:
                 on_table(reports[-1])
     return tables, reports
+
+
+def levels(max_pieces: int) -> list[list[list[Material]]]:
+    """The build's units grouped by (pieces, men), in build order.
+
+    A unit's moves out of its pair lead to fewer pieces (a capture) or fewer men (a
+    promotion): never into another unit of its own level, so a level's units can be solved
+    at once, each needing only the levels before it.
+    """
+    return [
+        list(level)
+        for _, level in groupby(
+            units(materials(max_pieces)), key=lambda unit: (unit[0].pieces, unit[0].men)
+        )
+    ]
+
+
+def _solve_and_write(variant: Variant, out: Path, unit: list[Material]) -> list[TableReport]:
+    # A fresh set each time: the files of the levels below were written after the pool began.
+    tables = EndgameTables(variant, out)
+    reports = []
+    for material, solved in zip(unit, solve(variant, tables, unit), strict=True):
+        table = bytes(solved)
+        reports.append(
+            table_report(material, table, write_table(out, variant.name, material, table))
+        )
+    return reports
+
+
+def _build_in_processes(
+    variant: Variant,
+    max_pieces: int,
+    out: Path,
+    on_table: Callable[[TableReport], None] | None,
+    jobs: int,
+) -> tuple[EndgameTables, list[TableReport]]:
+    reports: list[TableReport] = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for level in levels(max_pieces):
+            solving = [pool.submit(_solve_and_write, variant, out, unit) for unit in level]
+            for future in solving:  # in build order, whatever order they finish in
+                for report in future.result():
+                    reports.append(report)
+                    if on_table is not None:
+                        on_table(report)
+    return EndgameTables(variant, out), reports
 
 
 def timed_build(

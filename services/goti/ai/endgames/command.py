@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import resource
 import time
 from pathlib import Path
 
@@ -25,19 +26,28 @@ def _print_table(report: TableReport) -> None:
     )
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its ended children (a build's worker processes)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def run_build(args: argparse.Namespace) -> int:
     """Build the tables of each chosen variant, printing each table as it is done."""
     out: Path = SHIPPED if args.out is None else args.out
     for variant in _variants(args.variant):
         print(f"{variant.title}: tables of 2 to {args.pieces} pieces into {out / variant.name}")
-        started = time.process_time()
-        _, reports = build(variant, args.pieces, out, on_table=_print_table)
-        seconds = time.process_time() - started
+        started_cpu = _cpu_seconds()
+        started = time.monotonic()
+        _, reports = build(variant, args.pieces, out, on_table=_print_table, jobs=args.jobs)
+        seconds = _cpu_seconds() - started_cpu
         positions = sum(r.positions for r in reports)
         size = sum(r.bytes_on_disk for r in reports)
         print(
             f"{variant.name}: {len(reports)} tables, {positions:,} positions, "
-            f"{size:,} bytes on disk, built in {seconds:.1f} s CPU"
+            f"{size:,} bytes on disk, built in {seconds:.1f} s CPU "
+            f"({time.monotonic() - started:.1f} s wall, {args.jobs} process"
+            f"{'es' if args.jobs > 1 else ''})"
         )
     return 0
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from goti.ai.endgames import values
-from goti.ai.endgames.indexing import Index, Material
+from goti.ai.endgames.indexing import Index, Material, materials
 from goti.ai.endgames.storage import SHIPPED, read_table, stored_materials, table_path
 from goti.ai.endgames.values import Outcome
 from goti.rules.color import Color
@@ -116,6 +116,36 @@ def shipped_tables(variant: Variant | str) -> EndgameTables:
     if rules.name not in _shipped:
         _shipped[rules.name] = EndgameTables(rules)
     return _shipped[rules.name]
+
+
+class IncompleteTablesError(ValueError):
+    """A folder of tables that lacks some material of up to its largest piece count."""
+
+
+def complete_tables(variant: Variant | str, directory: Path) -> EndgameTables | None:
+    """The tables of a variant in ``directory``, checked to be a whole set.
+
+    A search may probe any material of up to the most pieces a set holds, and a missing one
+    would read as "not covered" (or, at the root, as a move that ends the game), so a set
+    must hold every material from two pieces up.  None when the folder holds no table of the
+    variant; raises :class:`IncompleteTablesError` when it holds only some of a set.
+    Only the file names are read here: the tables still load on first probe.
+    """
+    tables = EndgameTables(variant, directory)
+    if not tables.max_pieces:
+        return None
+    name = tables.variant.name
+    stored = set(stored_materials(directory, name))
+    wanted = materials(tables.max_pieces)
+    missing = [material for material in wanted if material not in stored]
+    if missing:
+        raise IncompleteTablesError(
+            f"{directory / name} holds {len(wanted) - len(missing)} of the {len(wanted)} "
+            f"tables of up to {tables.max_pieces} pieces ({missing[0].name} is missing): "
+            f"build the whole set with `goti endgames build --variant {name} --pieces "
+            f"{tables.max_pieces} --out {directory}`"
+        )
+    return tables
 
 
 def probe(position: Position) -> Outcome | None:
