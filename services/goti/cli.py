@@ -344,6 +344,12 @@ def _add_endgames(commands: argparse._SubParsersAction[_Parser]) -> None:
         default=1,
         help="processes solving the tables of one level at once (default: 1)",
     )
+    verify_parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=1,
+        help="processes checking tables at once (default: 1)",
+    )
     shipped = "(default: the tables shipped with Goti)"
     build_parser.add_argument("--out", type=Path, help=f"the folder to write to {shipped}")
     verify_parser.add_argument("--dir", type=Path, help=f"the folder to check {shipped}")

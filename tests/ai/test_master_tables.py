@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import sys
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from goti.ai.endgames.building import build, levels
 from goti.ai.endgames.indexing import Material, materials
 from goti.ai.endgames.probing import IncompleteTablesError, complete_tables
 from goti.ai.endgames.storage import SHIPPED, stored_materials, table_path
+from goti.ai.endgames.values import DRAW_BYTE, win
 from goti.ai.levels import Level
 from goti.ai.player import choose_move, level_tables, use_master_tables
 from goti.api import convert
@@ -114,7 +116,17 @@ def test_the_command_builds_in_processes_and_its_tables_verify(
     assert main([*arguments, "--jobs", "2", "--out", str(tmp_path)]) == 0
     said = capsys.readouterr().out
     assert "english: 4 tables, 3,488 positions" in said and "2 processes" in said
-    assert main(["endgames", "verify", "--variant", "english", "--dir", str(tmp_path)]) == 0
+    checking = ["endgames", "verify", "--variant", "english", "--dir", str(tmp_path)]
+    assert main([*checking, "--jobs", "2"]) == 0
+    assert "english: 4 tables, 3,488 positions checked" in capsys.readouterr().out
+    # A wrong byte found by a worker process is reported as one process reports it.
+    path = tmp_path / "english" / "0m1k-0m1k.egdb"
+    header, _, body = path.read_bytes().partition(b"\n")
+    values = bytearray(zlib.decompress(body))
+    values[0] = DRAW_BYTE if values[0] != DRAW_BYTE else win(1)
+    path.write_bytes(header + b"\n" + zlib.compress(bytes(values)))
+    assert main([*checking, "--jobs", "2"]) == 1
+    assert "0m1k-0m1k: position 0 holds" in capsys.readouterr().out
     assert main([*arguments, "--jobs", "0", "--out", str(tmp_path)]) == 2
     assert "expected a whole number of 1 or more, not '0'" in capsys.readouterr().err
 

@@ -10,6 +10,7 @@ to reach a win (and its distance the longest), a draw neither.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
@@ -30,7 +31,7 @@ from goti.ai.endgames.successors import after, child_value, legal_moves
 from goti.ai.endgames.values import DRAW_BYTE, is_loss, is_win, loss, plies, win
 from goti.rules.variants import ENGLISH, Variant
 
-PUBLISHED_ENGLISH_COUNTS: Final = {1: 120, 2: 6_972, 3: 261_224, 4: 7_092_774}
+PUBLISHED_ENGLISH_COUNTS: Final = {1: 120, 2: 6_972, 3: 261_224, 4: 7_092_774, 5: 148_688_232}
 """Positions of English checkers with exactly n pieces on the board, as counted for
 Chinook's endgame databases (Schaeffer et al., "Checkers Is Solved", Science 317, 2007):
 placements of men and kings of both colours, men never on their crowning row,
@@ -54,6 +55,13 @@ class VerifyReport:
         self.problem_count += 1
         if len(self.problems) < _MAX_PROBLEMS:
             self.problems.append(message)
+
+    def add(self, other: VerifyReport) -> None:
+        """Count in what another verification of the same variant found."""
+        self.tables += other.tables
+        self.positions += other.positions
+        self.problems.extend(other.problems[: _MAX_PROBLEMS - len(self.problems)])
+        self.problem_count += other.problem_count
 
 
 def placements(material: Material) -> Iterator[tuple[list[int], list[int], list[int], list[int]]]:
@@ -148,13 +156,24 @@ def one_sided_placements(pieces: int) -> int:
     )
 
 
+def _verify_one(variant: Variant, directory: Path, material: Material) -> VerifyReport:
+    report = VerifyReport(variant.name)
+    verify_table(variant, EndgameTables(variant, directory), material, report)
+    return report
+
+
 def verify(
-    variant: Variant, directory: Path | None = None, max_pieces: int | None = None
+    variant: Variant,
+    directory: Path | None = None,
+    max_pieces: int | None = None,
+    *,
+    jobs: int = 1,
 ) -> VerifyReport:
     """Check the tables of a variant under ``directory`` (the shipped ones by default).
 
     Every table there, or those of up to ``max_pieces`` pieces; the smaller tables a table's
-    moves lead into are read but not checked themselves then.
+    moves lead into are read but not checked themselves then.  With ``jobs`` above 1 that
+    many processes check tables at once (each table reads only stored files).
     """
     tables = EndgameTables(variant, directory)
     report = VerifyReport(variant.name)
@@ -166,8 +185,16 @@ def verify(
     for material in materials(most):
         if material not in stored:
             report.fail(f"{material.name}: missing")
-    for material in stored:
-        verify_table(variant, tables, material, report)
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            checking = [
+                pool.submit(_verify_one, variant, tables.directory, material) for material in stored
+            ]
+            for future in checking:
+                report.add(future.result())
+    else:
+        for material in stored:
+            verify_table(variant, tables, material, report)
     if variant == ENGLISH:
         for pieces, published in PUBLISHED_ENGLISH_COUNTS.items():
             if 2 <= pieces <= most:
