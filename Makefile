@@ -6,7 +6,7 @@ BUF := npx --yes @bufbuild/buf@1.75.0
 # The contract as last released: make lint holds proto/ to it with buf breaking.
 RELEASED_CONTRACT := proto/released.binpb
 
-.PHONY: run test lint typecheck wheels compiled unit unit-compiled tests-compiled bench protos released-contract web web-check browser clean
+.PHONY: run test lint typecheck wheels compiled unit unit-compiled tests-compiled master-tables bench protos released-contract web web-check browser clean
 
 # Running Goti needs only its own dependencies; the checks add the development tools. Each
 # install has its own stamp, so that neither passes for the other.
@@ -135,6 +135,14 @@ tests-compiled:
 	elif [ -z "$$(find $(COMPILED)/goti -name '*.so' -print -quit)" ]; then \
 		echo "the wheels are pure Python (make wheels said why above): no compiled modules to test"; \
 	else GOTI_TEST_COMPILED=$(COMPILED) $(PYTEST) $(COMPILED_TESTS); fi
+
+# Master's five-piece endgame tables, not shipped (45 MB for both variants; about an hour of
+# wall time on two cores), solved on the compiled rules where the machine can compile them.
+# Then: GOTI_AI_MASTER_ENDGAMES=$(MASTER_TABLES) make run.
+MASTER_TABLES ?= $(HOME)/.local/share/goti/endgames
+master-tables: compiled
+	PYTHONPATH=$(COMPILED) $(BIN)/goti endgames build --variant both --pieces 5 \
+		--jobs $$(nproc) --out $(MASTER_TABLES)
 
 bench: $(DEV_INSTALLED)
 	$(BIN)/python bench/perft.py
