@@ -5,7 +5,9 @@ side) a table holds, per position, whether the side to move wins, loses or draws
 play and in how many plies the winner converts (:mod:`goti.ai.endgames.values`).  They are
 solved by retrograde analysis over Goti's own move generator (:mod:`goti.ai.endgames.building`),
 stored one file per material (:mod:`goti.ai.endgames.storage`) and checked move by move by
-``goti endgames verify`` (:mod:`goti.ai.endgames.verifying`).
+``goti endgames verify`` (:mod:`goti.ai.endgames.verifying`).  Larger sets (five pieces) are
+built by the same command into a folder of the operator's and read by Master alone
+(:func:`goti.ai.player.use_master_tables`, :func:`~goti.ai.endgames.probing.complete_tables`).
 
 The move-count draw rules and repetitions are not part of a table: a table value is the
 result of the position itself, as chess and checkers tables are.
