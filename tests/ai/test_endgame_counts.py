@@ -2,8 +2,8 @@
 
 Schaeffer et al., "Checkers Is Solved" (Science 317, 2007, table 1), count the English
 checkers positions with exactly n pieces on the board: 120, 6,972, 261,224, 7,092,774 and
-148,688,232 for one to five pieces.  The convention that gives these numbers, found by the brute-force
-count below: every placement of white and black men and kings on the 32 squares, no man
+148,688,232 for one to five pieces.  The convention that gives these numbers, found by the
+brute-force count below: every placement of white and black men and kings on the 32 squares, no man
 on its own crowning row, either side allowed to have no piece at all, and the side to move
 not counted.  Goti's tables hold each placement with both sides present once, seen from
 the side to move, so a table count plus the one-sided placements must give the figure.
