@@ -384,3 +384,22 @@ def test_a_side_left_without_a_move_has_lost_even_at_the_horizon(level: Level, f
     scores = Searcher(game.position).score_all(depth=2)
     assert scores is not None
     assert all(score == -(WIN - 2) for score in scores)
+
+
+@pytest.mark.parametrize("variant", ["english", "russian"])
+def test_the_deep_entries_outlive_the_frontier_in_a_small_table(variant: str) -> None:
+    """A table far smaller than the tree still holds the expected line: each bucket keeps its
+    deepest entry beside the newest, so the many shallow entries near the leaves do not push
+    out the few deep ones near the root (with every new entry taking its slot, the line read
+    back from such a table was one or two moves long)."""
+    game = game_past_the_book(variant)
+    searched = 0
+    while searched < 3:
+        if len(game.legal_moves) > 1:
+            searcher = Searcher(game.position, memory=SearchMemory(new_table(1 << 10)))
+            report = searcher.iterate(SearchLimits(max_depth=12))
+            assert report.depth == 12 and report.nodes > 16 * (1 << 10)
+            first = game.position.raw_moves()[report.move_index]
+            assert len(searcher.principal_variation(first, report.depth)) >= 4
+            searched += 1
+        game.push(game.legal_moves[game.ply % len(game.legal_moves)])

@@ -4,9 +4,12 @@ The tree is walked on the side-relative ints of :mod:`goti.rules.movegen` (``min
 ``theirs``, ``kings``, ``white``), never on :class:`~goti.rules.position.Position` objects,
 and one recursive closure does all the work so that its helpers are cell lookups.
 
-- **Transposition table**: a fixed number of slots addressed by the low bits of the Zobrist
-  hash (:mod:`goti.ai.zobrist`, updated move by move); a slot holds the full hash, the depth,
-  the bound, the score and the best move, and a new entry always takes its slot.  A table
+- **Transposition table**: a fixed number of slots in buckets of two, a bucket addressed by
+  the low bits of the Zobrist hash (:mod:`goti.ai.zobrist`, updated move by move); a slot
+  holds the full hash, the depth, the bound, the score and the best move.  The first slot
+  keeps the bucket's deepest entry, the second the newest of the others: with every entry
+  taking its slot, the many shallow ones near the leaves pushed out the few deep ones near
+  the root, and a search of Master's length needed 10-20% more nodes to the same depth.  A table
   that never grows is never cleared: freeing half a million entries at once took 20-70 ms of
   CPU, more than a whole Quick move, in the middle of whichever move filled it.
 - **Captures**: captures are compulsory, so a position with a capture is never a leaf: past
@@ -172,7 +175,8 @@ def history_hashes(keys: Sequence[PositionKey]) -> list[int]:
 TableEntry = tuple[int, int, int, int, RawMove | None]
 """(Zobrist hash, depth, bound, score, best move); a depth of -1 keeps only the move."""
 TranspositionTable = list[TableEntry | None]
-"""Slots indexed by ``hash & (len(table) - 1)``; an entry counts only where its hash is the
+"""Buckets of two slots, the first at ``hash & (len(table) - 2)``: there the bucket's deepest
+entry, after it the newest of the others; an entry counts only where its hash is the
 position's."""
 
 
@@ -185,7 +189,10 @@ def new_table(slots: int = TABLE_SLOTS) -> TranspositionTable:
 
 def table_move(table: TranspositionTable, key: int) -> RawMove | None:
     """The best move the table holds for the position of hash ``key``, if any."""
-    entry = table[key & (len(table) - 1)]
+    bucket = key & (len(table) - 2)
+    entry = table[bucket]
+    if entry is None or entry[0] != key:
+        entry = table[bucket + 1]
     return entry[4] if entry is not None and entry[0] == key else None
 
 
@@ -292,7 +299,7 @@ class Searcher:
         can_capture = capturers
         evaluate = self.evaluate
         table = self.table
-        slot_mask = len(table) - 1
+        bucket_mask = len(table) - 2
         killers = self.killers
         history = self.history
         history_rank = history.__getitem__
@@ -432,7 +439,10 @@ class Searcher:
                 return best
 
             best_move: RawMove | None = None
-            entry = table[key & slot_mask]
+            bucket = key & bucket_mask
+            entry = table[bucket]
+            if entry is None or entry[0] != key:
+                entry = table[bucket + 1]
             if entry is not None and entry[0] == key:
                 _, stored_depth, bound, stored, best_move = entry
                 if stored_depth >= depth:
@@ -670,9 +680,15 @@ class Searcher:
                 # led here, not only on the position: keep the move, not the score.  With
                 # contempt it also depends on which side the search is for, which the next
                 # search to read the table may not share.
-                table[key & slot_mask] = (key, -1, bound, stored, best_move)
+                new_entry: TableEntry = (key, -1, bound, stored, best_move)
             else:
-                table[key & slot_mask] = (key, depth, bound, stored, best_move)
+                new_entry = (key, depth, bound, stored, best_move)
+            bucket = key & bucket_mask
+            kept_entry = table[bucket]
+            if kept_entry is None or kept_entry[0] == key or kept_entry[1] <= new_entry[1]:
+                table[bucket] = new_entry
+            else:
+                table[bucket + 1] = new_entry
             return best
 
         return node, set_limits, count_nodes
