@@ -3,13 +3,13 @@ from move to move as the computer keeps it in a game: what the transposition tab
 search of Master's length, build against build.
 
 Each game of a match results file (``bench/results/ai_match_*.json``) is replayed from its
-start; from ply 10 to ply 43, every position with more than one legal move where the first
-named player was to move is searched to ``--depth``, the game's memory (``--memory-mb``, the
-AI service's ``GOTI_AI_SEARCH_MEMORY_MB``) carried from one to the next.  Each build runs in a
-child process of its own, the builds taking turns game by game so that the machine's drift
-falls on all of them.  Tables that keep different entries change the moves chosen, so moves
-are not compared; a build that needs fewer nodes and less CPU to the same depth has its time
-left to search deeper.
+start; from ply 10 to ply 43, every position at an even ply (the side that moved first,
+whoever played it) with more than one legal move is searched to ``--depth`` as Master
+searches, the game's memory (``--memory-mb``, the AI service's ``GOTI_AI_SEARCH_MEMORY_MB``)
+carried from one to the next.  Each build runs in a child process of its own, the builds
+taking turns game by game so that the machine's drift falls on all of them.  Tables that keep
+different entries change the moves chosen, so moves are not compared; a build that needs fewer
+nodes and less CPU to the same depth has its time left to search deeper.
 
     make compiled
     python bench/table_depth.py --build two-slot=build/mypyc --build before=/tmp/mypyc-before \\
@@ -35,23 +35,24 @@ BENCH = Path(__file__).resolve().parent
 REPOSITORY = BENCH.parent
 FIRST_PLY = 10
 LAST_PLY = 43
-MASTER_CONTEMPT = 25
 
 
 def search_game(moves: list[str], variant: str, depth: int, megabytes: float) -> dict[str, Any]:
     """In a child: one game's searches, one memory carried from each to the next."""
     from goti.ai import player  # noqa: PLC0415 (from the child's path)
     from goti.ai.kernel_build import describe_kernel_build  # noqa: PLC0415
+    from goti.ai.levels import SETTINGS, Level  # noqa: PLC0415
     from goti.ai.search import SearchLimits  # noqa: PLC0415
     from goti.rules.game import Game  # noqa: PLC0415
 
     player.limit_search_memory(megabytes)  # a fresh memory for the game
+    contempt = SETTINGS[Level.MASTER].contempt
     game = Game(variant)
     seconds = 0.0
     nodes = searches = 0
     for ply, text in enumerate(moves[: LAST_PLY + 1]):
         if ply >= FIRST_PLY and ply % 2 == 0 and len(game.legal_moves) > 1:
-            searcher = player._searcher(game.state(), timed=True, contempt=MASTER_CONTEMPT)
+            searcher = player._searcher(game.state(), timed=True, contempt=contempt)
             started = time.thread_time()
             report = searcher.iterate(SearchLimits(max_depth=depth))
             seconds += time.thread_time() - started
@@ -116,11 +117,12 @@ def main() -> int:
             for part in ("seconds", "nodes", "searches"):
                 totals[name][part] += figures[part]
     first = args.build[0][0]
+    first_seconds, first_nodes = totals[first]["seconds"], totals[first]["nodes"]
     for name, _ in args.build:
         total = totals[name]
+        total["seconds_to_first"] = round(total["seconds"] / first_seconds, 3)
+        total["nodes_to_first"] = round(total["nodes"] / first_nodes, 3)
         total["seconds"] = round(total["seconds"], 2)
-        total["seconds_to_first"] = round(total["seconds"] / totals[first]["seconds"], 3)
-        total["nodes_to_first"] = round(total["nodes"] / totals[first]["nodes"], 3)
         print(
             f"{name}: {total['searches']} searches to depth {args.depth}, "
             f"{total['seconds']:.1f} s of CPU ({total['seconds_to_first']:.3f} of {first}'s), "
