@@ -52,6 +52,8 @@ def search_game(moves: list[str], variant: str, depth: int, megabytes: float) ->
     nodes = searches = 0
     for ply, text in enumerate(moves[: LAST_PLY + 1]):
         if ply >= FIRST_PLY and ply % 2 == 0 and len(game.legal_moves) > 1:
+            # The private helper rather than player.level_searcher: builds from before that
+            # function was added must run this too.
             searcher = player._searcher(game.state(), timed=True, contempt=contempt)
             started = time.thread_time()
             report = searcher.iterate(SearchLimits(max_depth=depth))

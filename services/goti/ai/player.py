@@ -197,6 +197,20 @@ def _searcher(
     )
 
 
+def level_searcher(state: GameState, level: Level | str) -> Searcher:
+    """The search ``level`` runs from ``state`` when it chooses a move there, before it is
+    given limits: this process's memory, the level's endgame tables and contempt for the
+    timed levels, neither for Easy and Normal (for tools that search as a level does)."""
+    chosen_level = _level(level)
+    settings = SETTINGS[chosen_level]
+    return _searcher(
+        state,
+        timed=settings.depth is None,
+        contempt=settings.contempt,
+        tables=level_tables(chosen_level, state.position.variant),
+    )
+
+
 def choose_move(
     state: GameState,
     level: Level | str,
@@ -225,9 +239,7 @@ def choose_move(
         if booked is not None:
             return _book_result(position, booked, started)
     tables = level_tables(chosen_level, position.variant)
-    searcher = _searcher(
-        state, timed=settings.depth is None, contempt=settings.contempt, tables=tables
-    )
+    searcher = level_searcher(state, chosen_level)
     moves = list(position.legal_moves)
     if settings.depth is None:
         from_tables = table_choice(position, tables)
