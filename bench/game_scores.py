@@ -97,12 +97,8 @@ def main() -> int:
     for name, group in by_result.items():
         plies = group["first_ahead_plies"]
         group["ever_ahead"] = len(plies)
-        group["median_first_ahead_ply"] = statistics.median(plies) if plies else None
-        spread = (
-            f", first at ply {min(plies)}-{max(plies)} (median {statistics.median(plies)})"
-            if plies
-            else ""
-        )
+        median = group["median_first_ahead_ply"] = statistics.median(plies) if plies else None
+        spread = f", first at ply {min(plies)}-{max(plies)} (median {median})" if plies else ""
         print(
             f"{name}: {group['games']} games, {len(plies)} with the first player {args.ahead} "
             f"ahead at depth {args.depth}{spread}"
