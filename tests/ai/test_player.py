@@ -11,7 +11,7 @@ import pytest
 from goti.ai import DrawDecision, Level, choose_move, decide_draw
 from goti.ai.evaluation import WIN
 from goti.ai.levels import SETTINGS
-from goti.ai.player import _pick_with_noise
+from goti.ai.player import _pick_with_noise, prepare_levels
 from goti.ai.search import Searcher, SearchLimits
 from goti.rules.color import Color
 from goti.rules.game import Game, GameState, position_key
@@ -135,6 +135,10 @@ def test_quick_stops_near_its_budget(variant: str) -> None:
     """Quick's budget is CPU time, and its answer comes within a few budgets of it (how deep it
     sees in that time is the machine's speed: bench/ai_depth.py --level quick measures it)."""
     budget = SETTINGS[Level.QUICK].cpu_seconds
+    # As an AI worker does before its first request: otherwise the first move here also
+    # reads the opening books, and where the heap is large (late in a test run) a garbage
+    # collection during that read took 175 ms, of which Quick's own search had 12.
+    prepare_levels()
     for state in _positions(variant, 6):
         started = time.thread_time()
         result = choose_move(state, Level.QUICK)

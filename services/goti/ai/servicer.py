@@ -27,6 +27,7 @@ from goti.ai.player import (
     choose_move,
     decide_draw,
     limit_search_memory,
+    prepare_levels,
     use_master_tables,
 )
 from goti.api import convert
@@ -97,9 +98,9 @@ def search_pool(
 
 
 def _warm_up() -> int:
-    """Import the search in a worker before the first real call needs it."""
-    import goti.ai.search  # noqa: F401, PLC0415
-
+    """Read the books and build the evaluations in a worker before the first real call
+    needs them (the search itself is imported with the player)."""
+    prepare_levels()
     return os.getpid()
 
 
