@@ -136,8 +136,9 @@ def test_quick_stops_near_its_budget(variant: str) -> None:
     sees in that time is the machine's speed: bench/ai_depth.py --level quick measures it)."""
     budget = SETTINGS[Level.QUICK].cpu_seconds
     # As an AI worker does before its first request: otherwise the first move here also
-    # reads the opening books, and where the heap is large (late in a test run) a garbage
-    # collection during that read took 175 ms, of which Quick's own search had 12.
+    # reads an opening book, and a full garbage collection of pytest's heap landing in that
+    # read made the move take 77 ms alone and 175 ms in a whole run (not so with the
+    # collector off), against Quick's 12.
     prepare_levels()
     for state in _positions(variant, 6):
         started = time.thread_time()

@@ -157,8 +157,8 @@ _MASTER_TABLES: Final = _MasterTables()
 
 def prepare_levels() -> None:
     """Read now what the first move of a process would otherwise read on its clock: both
-    variants' opening books (a thousand lines apiece, parsed into objects, with a garbage
-    collection of a large heap as likely to land there as anywhere) and their evaluations.
+    variants' opening books (a thousand lines apiece parsed into objects, enough to set off a
+    full garbage collection of a large heap) and their evaluations.
     A fresh AI worker calls it before its first request, so that Quick's first move keeps to
     its 12 ms like every other."""
     for variant in (ENGLISH, RUSSIAN):
