@@ -18,6 +18,16 @@ from goti.rules.game import Game, GameState, position_key
 
 from .out_of_book import game_past_the_book
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _prepared_as_a_worker() -> None:
+    """As an AI worker does before its first request: otherwise the first timed move here
+    also reads an opening book, and a full garbage collection of pytest's heap landing in
+    that read made Quick's first move take 77 ms alone and 175 ms in a whole run (not so with
+    the collector off), against its 12."""
+    prepare_levels()
+
+
 # -- the levels are ordered ---------------------------------------------------------------
 
 OPENINGS = {
@@ -135,11 +145,6 @@ def test_quick_stops_near_its_budget(variant: str) -> None:
     """Quick's budget is CPU time, and its answer comes within a few budgets of it (how deep it
     sees in that time is the machine's speed: bench/ai_depth.py --level quick measures it)."""
     budget = SETTINGS[Level.QUICK].cpu_seconds
-    # As an AI worker does before its first request: otherwise the first move here also
-    # reads an opening book, and a full garbage collection of pytest's heap landing in that
-    # read made the move take 77 ms alone and 175 ms in a whole run (not so with the
-    # collector off), against Quick's 12.
-    prepare_levels()
     for state in _positions(variant, 6):
         started = time.thread_time()
         result = choose_move(state, Level.QUICK)
