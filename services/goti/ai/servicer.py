@@ -73,6 +73,9 @@ def _start_worker(search_memory_mb: float, master_endgames: Path | None) -> None
     _ignore_interrupts()
     limit_search_memory(search_memory_mb)
     use_master_tables(master_endgames)
+    # Here, not in a call handed to the pool: the pool runs this in every worker it starts,
+    # while calls land on whichever worker is free (one may take two warm-ups, another none).
+    prepare_levels()
 
 
 def search_pool(
@@ -98,9 +101,8 @@ def search_pool(
 
 
 def _warm_up() -> int:
-    """Read the books and build the evaluations in a worker before the first real call
-    needs them (the search itself is imported with the player)."""
-    prepare_levels()
+    """A call that makes the pool start its workers (each prepares as it starts) before the
+    first real call waits for them."""
     return os.getpid()
 
 
