@@ -149,6 +149,11 @@ class PlayedGame:
     players: tuple[Player, Player]
     stop_at_ply: int | None = None
     """Once set, the players stop when their watch has shown this many plies."""
+    watching: set[Color] = field(default_factory=set)
+    """The players whose watch has shown its first snapshot."""
+    both_watching: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once both have: no one moves before, so that each watch shows every move as it is
+    played (a move made before a watch opens comes inside its snapshot instead)."""
 
     @property
     def plies(self) -> int:
@@ -166,11 +171,15 @@ async def _play(game: PlayedGame, me: Player) -> None:
             turn = update.next
         elif isinstance(update, Snapshot):
             turn = update.table.game.turn
+            game.watching.add(me.color)
+            if len(game.watching) == len(game.players):
+                game.both_watching.set()
         else:
             continue
         if game.stop_at_ply is not None and len(me.seen) >= game.stop_at_ply:
             return
         if turn is not None and turn.side is me.color:
+            await game.both_watching.wait()
             await asyncio.sleep(THINKING_SECONDS)
             await _move(game, me, turn.legal_moves[0])
 
