@@ -22,6 +22,7 @@ from goti_client.terminal.board import BoardView
 from goti_client.terminal.board_layout import Direction
 from goti_client.terminal.game_screen import GameScreen
 from goti_client.terminal.player_files import PlayerFiles
+from goti_client.terminal.selection import EntryStep, MoveEntry
 
 WAIT_SECONDS = 30.0
 """Generous: the machine running the tests may be busy."""
@@ -149,17 +150,34 @@ async def my_turn(pilot: Pilot[Any], screen: GameScreen) -> None:
     )
 
 
+def squares_to_enter(entry: MoveEntry, path: Sequence[int]) -> list[int]:
+    """The squares a player chooses to enter the move along ``path``: the piece (unless the
+    screen picked it already, as the only one that can move) and each landing square up to the
+    one that completes the move.  A multiple jump finishes by itself once only one way is
+    left, and a square chosen after that would land on the next turn, picking a piece there."""
+    rehearsal = MoveEntry(entry.legal_moves)
+    squares = list(path)
+    if rehearsal.forced_piece == squares[0]:
+        squares = squares[1:]
+    for count, square in enumerate(squares, start=1):
+        result = rehearsal.choose(Square(square))
+        if result.step is EntryStep.COMPLETED:
+            assert result.move is not None and result.move.path == tuple(path), (
+                f"entering {tuple(path)} completes {result.move}"
+            )
+            return squares[:count]
+    raise AssertionError(f"entering {tuple(path)} does not complete a legal move")
+
+
 async def key_move(pilot: Pilot[Any], screen: GameScreen, path: Sequence[int]) -> None:
     """Enter a whole move with the keyboard, square by square, and wait until it is played
-    (the picked piece, when the screen picked it already, is not chosen again)."""
+    (the picked piece, when the screen picked it already, is not chosen again, nor a landing
+    square after the move finished by itself)."""
     await my_turn(pilot, screen)
     plies = len(screen.state.game.moves)
-    squares = list(path)
     entry = screen.entry
     assert entry is not None, "not the player's turn"
-    if entry.forced_piece == squares[0]:
-        squares = squares[1:]
-    for square in squares:
+    for square in squares_to_enter(entry, path):
         await key_square(pilot, screen, square)
     await wait_until(pilot, lambda: len(screen.state.game.moves) > plies, f"the move {path}")
 
